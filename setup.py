@@ -26,12 +26,12 @@ min_python = cfg['min_python']
 
 setuptools.setup(
     name = cfg['lib_name'],
-    license = lic[0],
+    license = 'Apache-2.0' if cfg['license'] == 'apache2' else lic[0],
     classifiers = [
         'Development Status :: ' + statuses[int(cfg['status'])],
         'Intended Audience :: ' + cfg['audience'].title(),
         'Natural Language :: ' + cfg['language'].title(),
-    ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]] + (['License :: ' + lic[1] ] if lic[1] else []),
+    ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]],
     url = cfg['git_url'],
     packages = setuptools.find_packages(include=['felafax_lit', 'felafax_lit.*']),
     include_package_data = True,
