@@ -1,0 +1,85 @@
+"""Peak host memory of `felafax_lit.sharding.load_sharded` onto 8 virtual CPU devices.
+
+Writes a synthetic bf16 Llama checkpoint (random weights, sharded safetensors, >= 2 GB) into a temporary directory, then
+loads it in a fresh Python process (XLA_FLAGS=--xla_force_host_platform_device_count=8 set before jax is imported) with
+`load_sharded(path, make_mesh('fsdp=8'), FSDP_RULES)`. The child reports its RSS after imports, its peak RSS
+(`VmHWM` of /proc/self/status: the high-water mark of this process image; `getrusage`'s ru_maxrss would also carry the
+parent's peak across fork + exec) and the bytes of the loaded arrays.
+On CPU devices the loaded arrays live in host memory, so the loader's own cost is peak - after-imports - loaded.
+
+    python tools/bench_sharded_load.py [--vocab 128256] [--hidden 4096] [--ffn 4096] [--layers 2] [--quantize nf4] [--keep DIR]
+"""
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
+from pathlib import Path
+
+CHILD = r'''
+import os, sys, json, time
+os.environ['XLA_FLAGS'] = os.environ.get('XLA_FLAGS', '') + ' --xla_force_host_platform_device_count=8'
+def rss_mb(): return int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
+def peak_mb(): return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM')) / 1024
+import jax
+from felafax_lit.sharding import load_sharded, make_mesh, FSDP_RULES
+mesh = make_mesh('fsdp=8'); base = rss_mb(); t0 = time.time()
+c, params = load_sharded(sys.argv[1], mesh, FSDP_RULES, quantize=sys.argv[2] if sys.argv[2] != 'none' else None)
+jax.block_until_ready(params); dt = time.time() - t0
+loaded = sum(s.data.nbytes for x in jax.tree.leaves(params) for s in x.addressable_shards)
+print(json.dumps(dict(seconds=dt, base_mb=base, end_mb=rss_mb(), peak_mb=peak_mb(),
+                      loaded_mb=loaded / 2**20)))
+'''
+
+def write_checkpoint(d:Path, layers:int, D:int, F:int, V:int, N:int=32, K:int=8, shard_mb:int=500) -> dict:
+    "A random bf16 Llama checkpoint in `d`, one shard in memory at a time; returns {name: shape}."
+    import numpy as np, ml_dtypes
+    from safetensors.numpy import save_file
+    from felafax_lit.core import LlamaConfig
+    LlamaConfig(vocab_size=V, hidden_size=D, intermediate_size=F, num_hidden_layers=layers, num_attention_heads=N,
+                num_key_value_heads=K, max_position_embeddings=4096).save_pretrained(d)
+    H = D // N; shapes = {'model.embed_tokens.weight': (V, D)}
+    for i in range(layers):
+        p = f'model.layers.{i}.'
+        shapes.update({p + 'input_layernorm.weight': (D,), p + 'post_attention_layernorm.weight': (D,),
+                       p + 'self_attn.q_proj.weight': (N * H, D), p + 'self_attn.k_proj.weight': (K * H, D),
+                       p + 'self_attn.v_proj.weight': (K * H, D), p + 'self_attn.o_proj.weight': (D, N * H),
+                       p + 'mlp.gate_proj.weight': (F, D), p + 'mlp.up_proj.weight': (F, D), p + 'mlp.down_proj.weight': (D, F)})
+    shapes.update({'model.norm.weight': (D,), 'lm_head.weight': (V, D)})
+    rng, groups, cur, size = np.random.default_rng(0), [], {}, 0
+    for k, s in shapes.items():
+        n = 2 * int(np.prod(s))
+        if cur and size + n > shard_mb * 2**20: groups.append(cur); cur, size = {}, 0
+        cur[k] = s; size += n
+    groups.append(cur); wm = {}
+    for j, names in enumerate(groups):
+        fn = f'model-{j + 1:05d}-of-{len(groups):05d}.safetensors'
+        ts = {k: (np.ones(s, np.float32) if len(s) == 1 else rng.standard_normal(s, np.float32) * 0.02).astype(ml_dtypes.bfloat16)
+              for k, s in names.items()}
+        save_file(ts, str(d/fn), metadata={'format': 'pt'}); wm.update(dict.fromkeys(names, fn)); del ts
+    total = 2 * sum(int(np.prod(s)) for s in shapes.values())
+    (d/'model.safetensors.index.json').write_text(json.dumps({'metadata': {'total_size': total}, 'weight_map': wm}))
+    return shapes
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--vocab', type=int, default=128256); ap.add_argument('--hidden', type=int, default=4096)
+    ap.add_argument('--ffn', type=int, default=4096); ap.add_argument('--layers', type=int, default=2)
+    ap.add_argument('--quantize', default='none', choices=['none', 'nf4']); ap.add_argument('--keep')
+    a = ap.parse_args()
+    d = Path(a.keep or tempfile.mkdtemp(prefix='felafax_bench_')); d.mkdir(parents=True, exist_ok=True)
+    try:
+        t0 = time.time(); shapes = write_checkpoint(d, a.layers, a.hidden, a.ffn, a.vocab)
+        import numpy as np
+        sizes = {k: 2 * int(np.prod(s)) for k, s in shapes.items()}
+        total, largest = sum(sizes.values()) / 2**20, max(sizes.values()) / 2**20
+        print(f"checkpoint: {total:.0f} MB bf16 in {len(list(d.glob('*.safetensors')))} files (written in {time.time() - t0:.0f} s), "
+              f"largest tensor {largest:.0f} MB ({max(sizes, key=sizes.get)})")
+        r = subprocess.run([sys.executable, '-c', CHILD, str(d), a.quantize], capture_output=True, text=True, timeout=3600)
+        if r.returncode: sys.exit(r.stderr[-3000:])
+        m = json.loads(r.stdout.strip().splitlines()[-1])
+        extra = m['peak_mb'] - m['base_mb'] - m['loaded_mb']; goal = 3 * largest + 500
+        print(f"load_sharded (fsdp=8, quantize={a.quantize}): {m['seconds']:.1f} s; RSS after imports {m['base_mb']:.0f} MB, "
+              f"loaded arrays {m['loaded_mb']:.0f} MB, peak RSS {m['peak_mb']:.0f} MB, end RSS {m['end_mb']:.0f} MB")
+        print(f"peak above imports and loaded arrays: {extra:.0f} MB = {extra / largest:.2f} x largest tensor")
+        print(f"goal peak RSS < 3 x largest + 500 MB = {goal:.0f} MB: {'met' if m['peak_mb'] < goal else 'NOT met'} (peak {m['peak_mb']:.0f} MB)")
+    finally:
+        if not a.keep: shutil.rmtree(d, ignore_errors=True)
+
+if __name__ == '__main__': main()
