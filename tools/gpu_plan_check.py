@@ -56,11 +56,12 @@ def main():
     batch = jax.device_put(dict(tokens=toks, targets=np.roll(toks, -1, 1), positions=np.tile(np.arange(a.seq, dtype=np.int32), (a.batch, 1)),
                                 segment_ids=np.ones_like(toks), loss_mask=np.ones_like(toks)), dev)
     step = make_lora_step(model, opt, mesh, FSDP_TP_RULES, params, lora)
-    jax.block_until_ready((params, lora, state, batch)); before = dev.memory_stats()
+    jax.block_until_ready((params, lora, state, batch)); before = dev.memory_stats() or {}
     for i in range(a.steps):
         t0 = time.time(); lora, state, loss = step(lora, state, params, batch, jax.random.key(i)); loss = float(loss)
         print(f"step {i}: loss {loss:.4f}, {time.time() - t0:.2f} s")
     after = dev.memory_stats()
+    if not after: print("this device reports no memory_stats() (CPU): nothing to compare"); return
     print(f"measured: bytes in use before the step {before['bytes_in_use']/GB:.2f} GB (planned argument {p.argument/GB:.2f} GB); "
           f"peak bytes in use {after['peak_bytes_in_use']/GB:.2f} GB (planned peak {p.peak/GB:.2f} GB"
           + (f", CPU plan {a.cpu_plan_gb:.2f} GB" if a.cpu_plan_gb else '') + ")")
