@@ -35,6 +35,7 @@ setuptools.setup(
     url = cfg['git_url'],
     packages = setuptools.find_packages(include=['felafax_lit', 'felafax_lit.*']),
     include_package_data = True,
+    package_data = {'felafax_lit': ['seed_tasks/*']},
     install_requires = requirements,
     extras_require={ 'dev': dev_requirements },
     dependency_links = cfg.get('dep_links','').split(),

@@ -10,14 +10,13 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token
-from .data import Loader, TokenDataset, read_dataset, tokenize_rows, make_task_dataset
+from .data import Loader, TokenDataset, read_dataset, tokenize_rows, make_task_dataset, seed_tasks_path
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'BenchConfig', 'seed_tasks_path', 'synthetic_instructions',
-           'bench_dataset', 'hf_labels', 'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize',
-           'table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh', 'same_init_curves', 'plot_summary',
-           'plot_curves', 'plot_plans', 'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'report',
-           'main']
+__all__ = ['SYSTEMS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels',
+           'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table', 'padded_batches',
+           'epoch_worker', 'epoch_worker_fresh', 'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans',
+           'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'report', 'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -37,12 +36,6 @@ class BenchConfig:
     compile:bool=True # our PyTorch systems compile their decoder layers (during the untimed warmup steps)
 
 # %% ../nbs/10_benchmarks.ipynb #6e403e6d
-def seed_tasks_path() -> Path|None:
-    "The Alpaca-format seed tasks file, if present."
-    import felafax_lit
-    for p in (os.environ.get('FELAFAX_SEED_TASKS'), Path(felafax_lit.__file__).resolve().parents[2]/'shared/data/alpaca_format_seed_tasks.json'):
-        if p and Path(p).exists(): return Path(p)
-
 WORDS = ('apple river stone light paper dream horse ocean table garden music winter silver forest window bread cloud '
          'mountain letter candle bridge summer orange rocket pencil mirror island engine castle violin tiger planet').split()
 
@@ -57,8 +50,8 @@ def synthetic_instructions(n:int, seed:int=0) -> list:
     return rows
 
 def bench_dataset(tok, context_length:int, data:str='seed') -> TokenDataset:
-    "Tokenized rows for the benchmarks: 'seed' (the seed tasks, else synthetic), 'synthetic', or a dataset file."
-    if data == 'synthetic' or (data == 'seed' and seed_tasks_path() is None):
+    "Tokenized rows for the benchmarks: 'seed' (the bundled seed tasks), 'synthetic', or a dataset file."
+    if data == 'synthetic':
         return tokenize_rows(synthetic_instructions(400), tok, context_length, on_long_prompt='skip', name='synthetic instructions')
     return read_dataset(seed_tasks_path() if data == 'seed' else data, tok, context_length, on_long_prompt='skip')
 

@@ -82,7 +82,8 @@ def _run_args(p, output_dir='felafax_output', **d):
     a('--log_steps', type=int, default=d.get('log_steps', 10), help="print metrics every this many steps (default: %(default)s)")
     a('--log_to', default='stdout', choices=('stdout', 'tensorboard', 'wandb'), help="metrics always go to stdout and metrics.csv; also TensorBoard (tensorboardX) or W&B, if installed (default: %(default)s)")
     a('--save_model', type=_bool, default=True, help="write the PEFT adapter and the merged HF model at the end (true/false, default: %(default)s)")
-    a('--resume', action='store_true', help="continue from the newest checkpoint in --output_dir")
+    a('--resume', action='store_true', help="continue from the newest readable checkpoint in --output_dir, if it belongs to this run (same base weights, dataset and settings)")
+    a('--allow_changes', default='', help="with --resume: comma-separated run fields that may differ from the checkpoint's, e.g. max_steps,lr (default: none)")
     a('--seed', type=int, default=42, help="seed for data order, adapter init and dropout (default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #38181b2c
@@ -94,8 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest='command', metavar='{train,plan,export,demo}', required=True)
     t = sub.add_parser('train', help="fine-tune a model on a dataset", description="Fine-tune a model (full, LoRA or QLoRA) with JAX or PyTorch.")
     _model_args(t); _backend_args(t); _data_args(t); _train_args(t); _run_args(t)
-    _plan_args(sub.add_parser('plan', help="per-device memory of a LoRA/QLoRA training step on N devices",
-                              description="Compile the JAX LoRA/QLoRA training step of a model for abstract sharded inputs (nothing is allocated) and report per-device memory for each device count, and the smallest count that fits."))
+    _plan_args(sub.add_parser('plan', help="per-device memory of the training step on N devices, and what to rent",
+                              description="Compile the JAX Trainer's step (full, LoRA or QLoRA) for abstract sharded inputs "
+                              "(nothing is allocated); report per-device memory for each device count, and the fewest "
+                              "H100-80GB, H200 and MI300X that fit with their tokens/s at 40% MFU."))
     e = sub.add_parser('export', help="merge a PEFT adapter into its base model", description="Merge a PEFT LoRA adapter into its base model and write an HF model directory.")
     _export_args(e)
     d = sub.add_parser('demo', help="QLoRA-tune SmolLM2-135M on a synthetic task and compare exact match before/after",
@@ -117,10 +120,11 @@ def _export_args(p):
 def _plan_args(p):
     a = p.add_argument
     a('--model', default='llama3.1-8b', help="a preset (llama3.1-8b, llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, llama2-7b) or an HF model directory (its config.json) (default: %(default)s)")
-    a('--train_type', default='lora', choices=('lora', 'qlora'), help="LoRA over a bf16 base, or over an NF4 base (default: %(default)s)")
+    a('--train_type', default='lora', choices=('full', 'lora', 'qlora'), help="full fine-tune, LoRA over a bf16 base, or over an NF4 base (default: %(default)s)")
     a('--devices', default='1,2,4,8', help="comma-separated device counts, each planned as the mesh fsdp=N (default: %(default)s)")
     a('--mesh', default=None, help="plan this one mesh instead of --devices, e.g. 'fsdp=4,tp=2'")
-    a('--batch_size', type=int, default=16, help="rows per step, all devices together (default: %(default)s)")
+    a('--batch_size', type=int, default=16, help="rows per micro-batch, all devices together (default: %(default)s)")
+    a('--gradient_accumulation_steps', type=int, default=1, help="micro-batches per optimizer step (default: %(default)s)")
     a('--context_length', type=int, default=2048, help="tokens per row (default: %(default)s)")
     a('--lora_rank', type=int, default=8, help="LoRA rank r (default: %(default)s)")
     a('--lora_target_modules', default='all', help="as for train: 'all', 'default' or a comma-separated list (default: %(default)s)")
@@ -192,7 +196,7 @@ def cmd_train(args) -> dict:
     "`felafax_lit train`: fine-tune, then save the adapter and the merged model."
     if args.backend == 'torch': return train_torch(args)
     tr, tok, train, held, _ = make_trainer(args)
-    hist = tr.fit(train, held, resume=args.resume)
+    hist = tr.fit(train, held, resume=args.resume, allow_changes=tuple(s for s in args.allow_changes.split(',') if s))
     paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
     for k, v in paths.items(): print(f"{k}: {v}")
     return {'history': hist, **paths}
@@ -217,26 +221,43 @@ def _plan_devices(n:int):
     "Give this process `n` virtual CPU devices (possible only before JAX starts its backends)."
     import jax
     from jax._src import xla_bridge
-    if xla_bridge.backends_are_initialized(): return   # too late: `sharding.plan` names the devices a mesh lacks
+    if xla_bridge.backends_are_initialized(): return   # too late: `planner.plan` names the devices a mesh lacks
     jax.config.update('jax_platforms', 'cpu'); jax.config.update('jax_num_cpu_devices', n)
 
+def _plan_counts(args) -> list:
+    "The meshes to plan: `--mesh`, or `fsdp=N` for each of `--devices`."
+    if args.mesh: return [args.mesh]
+    try: ns = [int(n) for n in args.devices.split(',') if n.strip()]
+    except ValueError: raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}") from None
+    if not ns or min(ns) < 1: raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
+    return [f'fsdp={n}' for n in ns]
+
+# %% ../nbs/09_cli.ipynb #975cd499
 def cmd_plan(args) -> list:
-    "`felafax_lit plan`: one `MemoryPlan` per device count (or for `--mesh`); prints a table and the smallest count that fits."
+    "`felafax_lit plan`: a `MemoryPlan` per device count (or `--mesh`), then the fewest devices of each accelerator that fit."
     from felafax_lit.core import LlamaConfig, preset, PRESETS
+    if args.model not in PRESETS and not (Path(args.model)/'config.json').exists():
+        raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
-    meshes = [args.mesh] if args.mesh else [f'fsdp={int(n)}' for n in args.devices.split(',')]
-    _plan_devices(max(int(v) for m in meshes for v in re.findall(r'=(\d+)', m)))
-    from felafax_lit.sharding import plan
-    lcfg, GB, rows = LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules)), 1e9, []
-    print(f"{args.model}, {args.train_type}, batch {args.batch_size} x {args.context_length}, r={args.lora_rank}, remat {'full' if args.use_gradient_checkpointing else 'none'}; GB per device")
-    print(f"{'mesh':>16s} {'weights':>8s} {'adapter+opt':>11s} {'temp':>8s} {'peak':>8s}  fits {args.device_memory:g} GB")
+    meshes = _plan_counts(args); _plan_devices(max(int(v) for m in meshes for v in re.findall(r'=(\d+)', m)))
+    from felafax_lit.train_jax import TrainConfig
+    from felafax_lit.planner import plan, rent
+    tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length, precision='bf16',
+                     gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
+                     remat='full' if args.use_gradient_checkpointing else 'none')
+    lcfg = None if tc.train_type == 'full' else LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules))
+    GB, rows = 1e9, []
+    print(f"{args.model}, {tc.train_type}, batch {tc.batch_size} x {tc.context_length} (x{tc.gradient_accumulation_steps}), "
+          f"{'' if lcfg is None else f'r={lcfg.rank}, '}remat {tc.remat}; GB per device")
+    print(f"{'mesh':>16s} {'frozen':>8s} {'trained+opt':>11s} {'temp':>8s} {'peak':>8s}  fits {args.device_memory:g} GB")
     for m in meshes:
-        pl = plan(c, lcfg, m, args.batch_size, args.context_length, 'full' if args.use_gradient_checkpointing else 'none',
-                  'nf4' if args.train_type == 'qlora' else None, int(args.device_memory * GB))
-        print(f"{m:>16s} {pl.weights/GB:8.4g} {pl.lora_opt/GB:11.4g} {pl.temp/GB:8.4g} {pl.peak/GB:8.4g}  {'yes' if pl.fits else 'no'}", flush=True)
-        rows.append(pl)
+        pl = plan(c, tc, lcfg, m, device_memory=int(args.device_memory * GB)); rows.append(pl)
+        print(f"{m:>16s} {pl.frozen/GB:8.4g} {pl.trained/GB:11.4g} {pl.temp/GB:8.4g} {pl.peak/GB:8.4g}  {'yes' if pl.fits else 'no'}", flush=True)
     fit = [p.devices for p in rows if p.fits]
-    print(f"smallest that fits: {min(fit)} device(s)" if fit else "none of these fits"); return rows
+    print(f"smallest that fits: {min(fit)} device(s)" if fit else "none of these fits")
+    for name, (n, tok) in rent(rows, c, tc, lcfg).items():
+        print(f"{name:>10s}: " + (f"{n} device(s), {tok:,.0f} tokens/s at 40% MFU" if n else f"more than {max(p.devices for p in rows)}"))
+    return rows
 
 # %% ../nbs/09_cli.ipynb #506b2976
 def exact_match_score(tr, tok, rows:list, max_new_tokens:int=24) -> tuple:

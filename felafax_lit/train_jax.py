@@ -4,8 +4,9 @@
 
 # %% ../nbs/08a_train_jax.ipynb #e6d2a719
 from __future__ import annotations
-import csv, json, math, os, shutil, sys, time
+import csv, json, math, os, shutil, sys, time, warnings
 from dataclasses import dataclass, asdict, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 import numpy as np
@@ -15,19 +16,23 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
 from tqdm.auto import tqdm
-from .core import LlamaConfig, LoRAConfig, train_flops_per_token, peak_flops, speed_metrics, speed_text
-from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog
+from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, train_flops_per_token, peak_flops, speed_metrics, speed_text
+from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, atomic_dir
+from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity, dataset_identity, run_identity, check_resume
 from .model import Llama, generate
 from .lora import lora_model, init_lora, merge_lora, save_peft
 from .data import Loader, TokenDataset, build_rows
 from .conversion import load_hf, save_hf
-from .sharding import quantize_params, make_mesh, named_shardings, opt_state_shardings, batch_spec, FSDP_RULES, FSDP_TP_RULES
+from .sharding import quantize_params, make_mesh, named_shardings, opt_state_shardings, batch_spec, load_sharded, place, shard_params, abstract_params
+from .sharding import FSDP_RULES, FSDP_TP_RULES, BATCH_KEYS
 
 # %% auto #0
-__all__ = ['TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'LOG_TO', 'TrainConfig', 'enable_compilation_cache', 'make_schedule',
-           'make_optimizer', 'token_loss_sum', 'prepare', 'variables', 'init_state', 'accumulated_grads',
-           'make_train_step', 'default_mesh', 'data_parallel_size', 'sharding_rules', 'state_sharding',
-           'batch_sharding', 'state_arrays', 'save_checkpoint', 'load_checkpoint', 'Trainer', 'TrainingDiverged']
+__all__ = ['TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'LOG_TO', 'LOSS_CHUNK', 'TrainConfig', 'enable_compilation_cache',
+           'make_schedule', 'make_optimizer', 'token_loss_sum', 'compute_dtype', 'build_model', 'prepare', 'variables',
+           'sharding_rules', 'load_base', 'head_logits', 'chunked_token_loss', 'init_state', 'batch_loss',
+           'accumulated_grads', 'make_train_step', 'default_mesh', 'data_parallel_size', 'state_sharding',
+           'batch_sharding', 'StepProgram', 'abstract_batch', 'step_program', 'state_arrays', 'save_checkpoint',
+           'load_checkpoint', 'Trainer', 'TrainingDiverged']
 
 # %% ../nbs/08a_train_jax.ipynb #001551da
 TRAIN_TYPES, SCHEDULERS, PRECISIONS, LOG_TO = ('full', 'lora', 'qlora'), ('cosine', 'linear', 'constant'), ('fp32', 'bf16'), ('stdout', 'tensorboard', 'wandb')
@@ -101,19 +106,65 @@ def token_loss_sum(logits, targets, loss_mask) -> tuple:
 def _cast(tree, dtype): return jax.tree.map(lambda x: jnp.asarray(x, dtype) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x, tree)
 
 # %% ../nbs/08a_train_jax.ipynb #608dd4bf
+def compute_dtype(tc:TrainConfig): "The dtype of the matmuls (`tc.precision`)."; return jnp.bfloat16 if tc.precision == 'bf16' else jnp.float32
+
+def build_model(c:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None) -> Llama:
+    "The model `tc.train_type` trains: a `Llama` (full) or one whose projections are `LoRADense`."
+    if tc.train_type == 'full': return Llama(c, dtype=compute_dtype(tc), param_dtype=jnp.float32, remat=tc.remat)
+    return lora_model(c, lora or LoRAConfig(), dtype=compute_dtype(tc), param_dtype=compute_dtype(tc), remat=tc.remat)
+
 def prepare(c:LlamaConfig, params:dict, tc:TrainConfig, lora:LoRAConfig|None, key) -> tuple:
-    "(model, frozen base params, trained weights) for `tc.train_type`."
-    dtype = jnp.bfloat16 if tc.precision == 'bf16' else jnp.float32
-    if tc.train_type == 'full':   # a copy: the trained weights are donated to the step
-        return Llama(c, dtype=dtype, param_dtype=jnp.float32, remat=tc.remat), {}, jax.tree.map(lambda x: jnp.array(x, jnp.float32), params)
-    base = _cast(params, dtype)
-    if tc.train_type == 'qlora': base = quantize_params(base)
-    model = lora_model(c, lora or LoRAConfig(), dtype=dtype, param_dtype=dtype, remat=tc.remat)
-    return model, base, init_lora(model, base, key)
+    "(model, frozen base params, trained weights) for `tc.train_type`, from params in memory."
+    model = build_model(c, tc, lora)
+    if tc.train_type == 'full': return model, {}, jax.tree.map(lambda x: jnp.array(x, jnp.float32), params)  # a copy: donated
+    base = _cast(params, compute_dtype(tc))
+    return model, quantize_params(base) if tc.train_type == 'qlora' else base, init_lora(model, base, key)
 
 def variables(train_type:str, frozen:dict, trained:dict) -> dict:
     "The flax variables for `model.apply`."
     return {'params': trained} if train_type == 'full' else {'params': frozen, 'lora': trained}
+
+# %% ../nbs/08a_train_jax.ipynb #3a26aff5
+def sharding_rules(mesh:Mesh) -> list: "FSDP rules, with tensor parallelism when the mesh has a `tp` axis."; return FSDP_TP_RULES if mesh.shape.get('tp', 1) > 1 else FSDP_RULES
+
+def load_base(path, tc:TrainConfig, mesh:Mesh) -> tuple:
+    "(config, params) streamed from an HF directory onto `mesh`, in the dtype (and NF4 format) `tc.train_type` trains on."
+    dtype = jnp.float32 if tc.train_type == 'full' else compute_dtype(tc)
+    return load_sharded(path, mesh, sharding_rules(mesh), dtype=dtype, quantize='nf4' if tc.train_type == 'qlora' else None)
+
+# %% ../nbs/08a_train_jax.ipynb #0fc67621
+LOSS_CHUNK = 2**24
+
+def _lora_head(y, x, lo, cfg:LoRAConfig, dtype, rng):
+    "`y` plus the LoRA update of an adapted `lm_head`, as `LoRADense` computes it."
+    if cfg.dropout and rng is not None:
+        keep = jax.random.bernoulli(jax.random.fold_in(rng, 0x4EAD), 1 - cfg.dropout, x.shape)
+        x = jnp.where(keep, x / (1 - cfg.dropout), 0).astype(x.dtype)
+    h = jnp.einsum('...D,DR->...R', x.astype(dtype), lo['lora_a'].astype(dtype), preferred_element_type=jnp.float32)
+    return y + cfg.scale * jnp.einsum('...R,RV->...V', h.astype(dtype), lo['lora_b'].astype(dtype), preferred_element_type=jnp.float32)
+
+# %% ../nbs/08a_train_jax.ipynb #5851360c
+def head_logits(model:Llama, variables:dict, x, rng=None):
+    "Float32 logits `[..., V]` of final hidden states `x` `[..., D]`, exactly as `model`'s head computes them."
+    c, dt, p = model.config, model.dtype, variables['params']
+    if c.tie_word_embeddings:
+        return jnp.einsum('...D,VD->...V', x, p['embed']['embedding'].astype(dt), preferred_element_type=jnp.float32)
+    k = p['lm_head']['kernel']; k = k.dequantize(dt) if hasattr(k, 'dequantize') else jnp.asarray(k, dt)
+    y = jnp.einsum('...D,DV->...V', x.astype(dt), k, preferred_element_type=jnp.float32)
+    lo = variables.get('lora', {}).get('lm_head')
+    return y if lo is None else _lora_head(y, x, lo, model.dense.keywords['lora'], dt, rng)
+
+# %% ../nbs/08a_train_jax.ipynb #69c75ef9
+def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, rng=None, chunk:int|None=None) -> tuple:
+    "`token_loss_sum` of the head over `hidden` `[B, T, D]`, computed slice by slice of the sequence; no `[B, T, V]` array."
+    B, T, _ = hidden.shape; V = model.config.vocab_size
+    tc = chunk or max(1, min(T, LOSS_CHUNK // max(B * V, 1))); k = -(-T // tc); pad = k * tc - T
+    cut = lambda a: jnp.moveaxis(jnp.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)).reshape(B, k, tc, *a.shape[2:]), 1, 0)
+    m = loss_mask.astype(jnp.float32)
+    @partial(jax.checkpoint, prevent_cse=False)
+    def piece(x, t, mm): return token_loss_sum(head_logits(model, variables, x, rng), t, mm)[0]
+    sums = jax.lax.map(lambda a: piece(*a), (cut(hidden), cut(targets), cut(m)))
+    return sums.sum(), m.sum()
 
 # %% ../nbs/08a_train_jax.ipynb #72115be1
 def init_state(trained:dict, optimizer:optax.GradientTransformation, seed:int) -> dict:
@@ -121,17 +172,17 @@ def init_state(trained:dict, optimizer:optax.GradientTransformation, seed:int) -
     return {'step': jnp.zeros((), jnp.int32), 'trained': trained, 'opt_state': optimizer.init(trained),
             'rng': jax.random.key_data(jax.random.key(seed))}
 
-def _micro_loss(model, train_type):
-    def f(trained, frozen, mb, rng):
-        logits = model.apply(variables(train_type, frozen, trained), mb['tokens'], positions=mb['positions'],
-                             segment_ids=mb['segment_ids'], rngs={'dropout': rng})
-        s, n = token_loss_sum(logits, mb['targets'], mb['loss_mask']); return s, n
-    return f
+def batch_loss(model, train_type:str, trained, frozen, b:dict, rng=None) -> tuple:
+    "`token_loss_sum` of the model over batch `b` (`[b, T]` arrays), the head applied in chunks."
+    v = variables(train_type, frozen, trained)
+    h = model.apply(v, b['tokens'], positions=b['positions'], segment_ids=b['segment_ids'], hidden=True,
+                    rngs=None if rng is None else {'dropout': rng})
+    return chunked_token_loss(model, v, h, b['targets'], b['loss_mask'], rng)
 
 # %% ../nbs/08a_train_jax.ipynb #48f49368
 def accumulated_grads(model, train_type:str, trained, frozen, batch:dict, rng) -> tuple:
     "(loss per token over the whole batch `[A, b, T]`, its gradient, token count): a scan over the A micro-batches."
-    grad_fn = jax.value_and_grad(_micro_loss(model, train_type), has_aux=True)
+    grad_fn = jax.value_and_grad(partial(batch_loss, model, train_type), has_aux=True)
     def body(carry, xs):
         g, s, n = carry; mb, i = xs
         (s_i, n_i), g_i = grad_fn(trained, frozen, mb, jax.random.fold_in(rng, i))
@@ -162,8 +213,6 @@ def default_mesh(spec:str|None=None) -> Mesh:
 
 def data_parallel_size(mesh:Mesh) -> int: "Devices the batch rows are split over (`dp` x `fsdp`)."; return int(np.prod([mesh.shape.get(a, 1) for a in ('dp', 'fsdp')]))
 
-def sharding_rules(mesh:Mesh) -> list: "FSDP rules, with tensor parallelism when the mesh has a `tp` axis."; return FSDP_TP_RULES if mesh.shape.get('tp', 1) > 1 else FSDP_RULES
-
 # %% ../nbs/08a_train_jax.ipynb #2b610cb2
 def state_sharding(state:dict, optimizer, mesh:Mesh) -> dict:
     "NamedShardings of a training state: weights by the rules, moments like their weights, the rest replicated."
@@ -173,6 +222,30 @@ def state_sharding(state:dict, optimizer, mesh:Mesh) -> dict:
 def batch_sharding(mesh:Mesh) -> NamedSharding:
     "Rows of a `[A, b, T]` batch split over the data axes."
     return NamedSharding(mesh, P(None, *batch_spec(mesh)))
+
+# %% ../nbs/08a_train_jax.ipynb #952ff1e9
+@dataclass
+class StepProgram:
+    "The jitted train step of a run and what it is built from."
+    step:Any; init:Any # jitted: `step(state, frozen, batch) -> (state, metrics)`, `init(trained) -> state`
+    optimizer:Any; schedule:Any # optax transformation and learning-rate schedule
+    state_sharding:dict; frozen_sharding:dict; batch_sharding:NamedSharding
+
+def abstract_batch(tc:TrainConfig, sharding=None) -> dict:
+    "The `[A, b, T]` int32 batch of one step as `ShapeDtypeStruct`s."
+    shape = (tc.gradient_accumulation_steps, tc.batch_size, tc.context_length)
+    return {k: jax.ShapeDtypeStruct(shape, jnp.int32, sharding=sharding) for k in BATCH_KEYS}
+
+# %% ../nbs/08a_train_jax.ipynb #e5eb5b4b
+def step_program(model, tc:TrainConfig, mesh:Mesh, trained, frozen, total_steps:int) -> StepProgram:
+    "The run's step, jitted on `mesh` with explicit shardings; `trained`/`frozen` may be arrays or `ShapeDtypeStruct`s."
+    schedule, optimizer = make_schedule(tc, total_steps), make_optimizer(tc, total_steps)
+    init = lambda tr: init_state(tr, optimizer, tc.seed)
+    ss = state_sharding(jax.eval_shape(init, trained), optimizer, mesh)
+    fs, bs = named_shardings(frozen, mesh, sharding_rules(mesh)), batch_sharding(mesh)
+    step = jax.jit(make_train_step(model, tc.train_type, optimizer, schedule), in_shardings=(ss, fs, bs),
+                   out_shardings=(ss, NamedSharding(mesh, P())), donate_argnums=0)
+    return StepProgram(step, jax.jit(init, out_shardings=ss, donate_argnums=0), optimizer, schedule, ss, fs, bs)
 
 # %% ../nbs/08a_train_jax.ipynb #cfc80181
 def _host(x) -> np.ndarray:
@@ -203,39 +276,49 @@ def save_checkpoint(ckpt_dir, state:dict, meta:dict, keep:int=2) -> Path:
     return final
 
 # %% ../nbs/08a_train_jax.ipynb #26cef3be
-def load_checkpoint(path, like:dict) -> tuple:
-    "(state shaped and typed like `like`, meta) from checkpoint directory `path`."
-    p = Path(path); arrays = load_file(str(p/'state.safetensors')); meta = json.loads((p/'meta.json').read_text())
+def load_checkpoint(path, like:dict, shardings:dict|None=None) -> tuple:
+    "(state shaped and typed like `like` (arrays or `ShapeDtypeStruct`s), placed by `shardings`, meta) from `path`."
+    p = Path(path); meta = read_meta(p)
+    try: arrays = load_file(str(p/'state.safetensors'))
+    except Exception as e: raise CheckpointUnreadable(f"{p/'state.safetensors'}: {e}") from None
     flat, tdef = jax.tree_util.tree_flatten_with_path(like); leaves = []
-    for path_, x in flat:
+    shs = jax.tree.leaves(shardings) if shardings is not None else [None] * len(flat)
+    for (path_, x), s in zip(flat, shs):
         k = jax.tree_util.keystr(path_)
         if k not in arrays: raise TrainError(f"{p}: checkpoint has no array {k}: it was saved by a different run setup")
         if arrays[k].shape != np.shape(x): raise TrainError(f"{p}: {k} has shape {arrays[k].shape}, expected {np.shape(x)}")
-        leaves.append(jnp.asarray(arrays[k], jnp.result_type(x)))
+        a = np.asarray(arrays[k]).astype(x.dtype); leaves.append(jnp.asarray(a) if s is None else jax.device_put(a, s))
     return jax.tree_util.tree_unflatten(tdef, leaves), meta
-
-# %% ../nbs/08a_train_jax.ipynb #585db425
-def _load(model) -> tuple:
-    "(config, params) from an HF directory or a (config, params) pair."
-    if isinstance(model, (str, Path)): return load_hf(model)
-    return model
 
 # %% ../nbs/08a_train_jax.ipynb #3dd2a122
 class Trainer:
     "Fine-tune a Llama model (`train_type` full, lora or qlora) on a mesh; see `fit`."
-    def __init__(self, model, # an HF model directory, or a (LlamaConfig, params) pair
+    def __init__(self, model, # an HF model directory (streamed onto the mesh), or a (LlamaConfig, params) pair
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, mesh:Mesh|None=None):
         self.tc, self.lora_cfg, self.mesh = tc, lora, mesh or default_mesh()
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None
-        dp = data_parallel_size(self.mesh)
+        dp, key = data_parallel_size(self.mesh), jax.random.key(tc.seed)
         _tc_check(tc.batch_size % dp == 0, f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp} (mesh {dict(self.mesh.shape)})")
-        self.config, params = _load(model)
-        self.model, frozen, trained = prepare(self.config, params, tc, lora, jax.random.key(tc.seed)); del params
-        self.frozen_sharding = named_shardings(frozen, self.mesh, sharding_rules(self.mesh))
-        self.frozen = jax.device_put(frozen, self.frozen_sharding)
-        self.trained, self.state, self.history = trained, None, []
-        self._eval = jax.jit(lambda tr, fz, b: token_loss_sum(self.model.apply(variables(tc.train_type, fz, tr), b['tokens'],
-                             positions=b['positions'], segment_ids=b['segment_ids']), b['targets'], b['loss_mask']))
+        if isinstance(model, (str, Path)):
+            self.config = LlamaConfig.from_pretrained(model); self.model = build_model(self.config, tc, lora)
+            shapes = abstract_params(self.config, compute_dtype(tc), 'nf4' if tc.train_type == 'qlora' else None)
+            trained = None if tc.train_type == 'full' else init_lora(self.model, shapes, key)  # before any weight is read
+            _, base = load_base(model, tc, self.mesh); self.base_identity = checkpoint_identity(model)
+            frozen, trained = ({}, base) if tc.train_type == 'full' else (base, trained)
+        else:
+            self.config, params = model; self.base_identity = arrays_identity(jax.tree.leaves(params))
+            self.model, frozen, trained = prepare(self.config, params, tc, lora, key); del params
+        self._place(frozen, trained)
+
+# %% ../nbs/08a_train_jax.ipynb #585db425
+def _eval_loss(model, train_type, trained, frozen, b): return batch_loss(model, train_type, trained, frozen, b)
+
+@patch
+def _place(self:Trainer, frozen:dict, trained:dict):
+    rules = sharding_rules(self.mesh)   # placing is a no-op for a streamed base; `place` also serves several processes
+    self.frozen, trained = shard_params(frozen, self.mesh, rules), shard_params(trained, self.mesh, rules)
+    self.trained, self.state, self.history, self.program = trained, None, [], None
+    self._eval = jax.jit(partial(_eval_loss, self.model, self.tc.train_type))
 
 # %% ../nbs/08a_train_jax.ipynb #0485ec8a
 @patch
@@ -247,20 +330,16 @@ def evaluate(self:Trainer, ds:TokenDataset, batch_size:int|None=None) -> float:
     sh = NamedSharding(self.mesh, batch_spec(self.mesh))
     tot = np.zeros(2)
     for i in range(0, n, bs):
-        b = jax.device_put({k: v[i:i + bs] for k, v in rows.items()}, sh)
+        b = {k: place(v[i:i + bs], sh) for k, v in rows.items()}
         tot += np.array([float(x) for x in self._eval(self.trained, self.frozen, b)])
     return float(tot[0] / max(tot[1], 1))
 
 # %% ../nbs/08a_train_jax.ipynb #b42354cf
 @patch
-def _compile(self:Trainer, total_steps:int):
-    tc = self.tc; self.schedule = make_schedule(tc, total_steps); self.optimizer = make_optimizer(tc, total_steps)
-    state = init_state(self.trained, self.optimizer, tc.seed)
-    self.state_sharding = state_sharding(state, self.optimizer, self.mesh)
-    step = make_train_step(self.model, tc.train_type, self.optimizer, self.schedule)
-    self.step_fn = jax.jit(step, in_shardings=(self.state_sharding, self.frozen_sharding, batch_sharding(self.mesh)),
-                           out_shardings=(self.state_sharding, NamedSharding(self.mesh, P())), donate_argnums=0)
-    return state
+def _compile(self:Trainer, total_steps:int) -> StepProgram:
+    self.program = p = step_program(self.model, self.tc, self.mesh, self.trained, self.frozen, total_steps)
+    self.step_fn, self.optimizer, self.schedule, self.state_sharding = p.step, p.optimizer, p.schedule, p.state_sharding
+    return p
 
 # %% ../nbs/08a_train_jax.ipynb #2d54f473
 class TrainingDiverged(TrainError):
@@ -268,29 +347,39 @@ class TrainingDiverged(TrainError):
 
 @patch
 def _ckpt_meta(self:Trainer, loader:Loader) -> dict:
-    return {'loader': loader.state_dict(), 'train_config': asdict(self.tc), 'train_type': self.tc.train_type,
+    return {'loader': loader.state_dict(), 'train_config': asdict(self.tc), 'train_type': self.tc.train_type, 'run': self._run,
             'lora': asdict(self.lora_cfg) if self.lora_cfg else None, 'model_config': self.config.to_hf()}
 
 @patch
-def _resume(self:Trainer, state, loader:Loader):
-    ck = list_checkpoints(self.output_dir/'checkpoints')
-    if not ck: return state
-    state, meta = load_checkpoint(ck[-1], state); loader.load_state_dict(meta['loader'])
-    print(f"resuming from {ck[-1]} (step {meta['step']})"); return state
+def _resume(self:Trainer, loader:Loader, allow=()) -> dict|None:
+    "The newest readable checkpoint's state, placed, and the loader moved to its position; None if there is none."
+    like = jax.eval_shape(self.program.init, self.trained)
+    for ck in reversed(list_checkpoints(self.output_dir/'checkpoints')):
+        try:
+            check_resume(ck, read_meta(ck).get('run'), self._run, allow)
+            state, meta = load_checkpoint(ck, like, self.program.state_sharding)
+        except CheckpointUnreadable as e: print(f"resume: skipping {ck.name}, it cannot be read: {e}"); continue
+        loader.load_state_dict(meta['loader']); print(f"resuming from {ck} (step {meta['step']})"); return state
+    print(f"resume: no usable checkpoint in {self.output_dir/'checkpoints'}; starting from step 0"); return None
 
 # %% ../nbs/08a_train_jax.ipynb #a270851d
 @patch
 def fit(self:Trainer, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False, until:int|None=None,
-        progress:bool=True) -> list:
+        progress:bool=True, allow_changes=()) -> list: # allow_changes: run fields a resume may change (e.g. 'max_steps')
     "Train on `train_ds`; returns the metric rows of this call (also in `self.history` and `metrics.csv`)."
     tc, out = self.tc, self.output_dir
     _tc_check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
     loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed, pack=tc.pack)
     total = tc.max_steps or tc.num_epochs * loader.steps(0)
-    state = self._compile(total)
-    if resume: state = self._resume(state, loader)
-    self.state = jax.device_put(state, self.state_sharding); start = int(state['step'])
-    log = MetricsLog(out/'metrics.csv' if out else os.devnull, tc.log_to, asdict(tc), append=resume and start > 0)
+    self._run = run_identity(asdict(tc), asdict(self.lora_cfg) if self.lora_cfg else None, self.config.to_hf(),
+                             self.base_identity, dataset_identity(train_ds))
+    prog = self._compile(total); state = self._resume(loader, allow_changes) if resume else None
+    if state is None:
+        with warnings.catch_warnings():   # weights on one device cannot alias their sharded copy: nothing to report
+            warnings.filterwarnings('ignore', 'Some donated buffers were not usable'); state = prog.init(self.trained)
+    self.state, self.trained = state, state['trained']   # exports after `fit` see the state it ran from, even with 0 steps
+    start = int(state['step'])
+    log = MetricsLog(out/'metrics.csv' if out else os.devnull, tc.log_to, asdict(tc), append=resume and start > 0, after=start)
     try: rows = self._loop(loader, eval_ds, start, total, until, progress, log)
     finally: log.close()
     self.history += rows; return rows
@@ -302,19 +391,22 @@ def _loop(self:Trainer, loader, eval_ds, start, total, until, progress, log) -> 
     if eval_ds is not None and start == 0: rows.append(self._log_eval(eval_ds, 0, log, t0))
     bar = tqdm(total=total, initial=start, disable=not progress, dynamic_ncols=True, file=sys.stdout)
     fpt, peak = train_flops_per_token(self.config, tc.context_length, None if tc.train_type == 'full' else self.lora_cfg, tc.remat), peak_flops(jax.devices()[0].device_kind)
+    collapsed = CollapseGuard(self.config.vocab_size)
     for k in range(start, total):
-        b = next(it); ts = time.time()
-        b = {key: v.reshape(A, tc.batch_size, -1) for key, v in b.items()}
+        b = next(it); ts = time.time(); seg = b['segment_ids']
+        b = {key: place(v.reshape(A, tc.batch_size, -1), self.program.batch_sharding) for key, v in b.items()}
         new, m = self.step_fn(self.state, self.frozen, b); m = jax.device_get(m)
         if not (np.isfinite(m['loss']) and m['finite']): self._diverged(k + 1, m)
-        self.state, self.trained = new, new['trained']; n = int((b['segment_ids'] > 0).sum()); toks += n
+        if collapsed(k + 1, float(m['loss']), float(m['grad_norm'])):
+            raise collapse_error(collapsed, k + 1, self.output_dir and self.output_dir/'checkpoints')
+        self.state, self.trained = new, new['trained']; n = int(np.count_nonzero(seg)); toks += n
         row = dict(step=k + 1, loss=float(m['loss']), lr=float(m['lr']), grad_norm=float(m['grad_norm']), loss_tokens=int(m['loss_tokens']),
                    tokens=n, **speed_metrics(n, time.time() - ts, fpt, peak), elapsed_s=time.time() - t0)
         log.log(row); rows.append(row); bar.update(1); bar.set_postfix(loss=f"{row['loss']:.4f}", tok_s=f"{row['tokens_per_s']:.0f}")
         if (k + 1) % tc.log_steps == 0: bar.write(f"step {k + 1}/{total} loss {row['loss']:.4f} lr {row['lr']:.2e} grad_norm {row['grad_norm']:.3f} {speed_text(row)}")
         last = k + 1 == total or k + 1 == until
         if eval_ds is not None and (last or tc.eval_steps and (k + 1) % tc.eval_steps == 0): rows.append(self._log_eval(eval_ds, k + 1, log, t0))
-        if self.output_dir and (last or tc.save_steps and (k + 1) % tc.save_steps == 0):
+        if self.output_dir and not collapsed.streak and (last or tc.save_steps and (k + 1) % tc.save_steps == 0):
             save_checkpoint(self.output_dir/'checkpoints', self.state, self._ckpt_meta(loader), tc.keep_checkpoints)
         if k + 1 == until: break
     bar.close(); return rows
@@ -342,9 +434,10 @@ def merged_params(self:Trainer) -> dict:
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type)."
     _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
-    p = save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, path, base_model_name_or_path)
-    (p/'felafax_train.json').write_text(json.dumps({'train_type': self.tc.train_type, 'precision': self.tc.precision}))
-    return p
+    with atomic_dir(path) as p:
+        save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, p, base_model_name_or_path)
+        (p/'felafax_train.json').write_text(json.dumps({'train_type': self.tc.train_type, 'precision': self.tc.precision}))
+    return Path(path)
 
 @patch
 def save_merged(self:Trainer, path, copy_files_from=None) -> Path:

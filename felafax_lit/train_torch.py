@@ -21,7 +21,8 @@ from tqdm.auto import tqdm
 import bitsandbytes as bnb
 from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, train_flops_per_token, peak_flops, speed_metrics, speed_text, real_model_dir
-from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, copy_hf_extras
+from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, copy_hf_extras, atomic_dir
+from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, checkpoint_identity, dataset_identity, run_identity, check_resume
 from .data import Loader, TokenDataset, build_rows, packed_attention_mask, read_dataset, load_datasets
 from .quant_torch import load_quantized
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model, eval_mode, grad_norm, launch,
@@ -324,7 +325,8 @@ def load_state_tensors(self:Trainer, t:dict, where=''):
 @patch
 def _ckpt_meta(self:Trainer, loader:Loader) -> dict:
     return {'step': self.step, 'loader': loader.state_dict(), 'train_config': asdict(self.tc), 'train_type': self.tc.train_type,
-            'lora': asdict(self.lora_cfg) if self.lora_cfg else None, 'model_config': self.config.to_hf(), 'world_size': self.world}
+            'lora': asdict(self.lora_cfg) if self.lora_cfg else None, 'model_config': self.config.to_hf(), 'world_size': self.world,
+            'run': self._run}
 
 @patch
 def save(self:Trainer, loader:Loader) -> Path:
@@ -332,14 +334,18 @@ def save(self:Trainer, loader:Loader) -> Path:
     return save_checkpoint(self.output_dir/'checkpoints', self.state_tensors(), self._ckpt_meta(loader), self.tc.keep_checkpoints)
 
 @patch
-def _resume(self:Trainer, loader:Loader) -> int:
-    ck = list_checkpoints(self.output_dir/'checkpoints')
-    if not ck: return 0
-    meta = json.loads((ck[-1]/'meta.json').read_text())
-    self.load_state_tensors(load_file(str(ck[-1]/'state.safetensors')), ck[-1])
-    loader.load_state_dict(meta['loader']); self.step = int(meta['step'])
-    if self.rank == 0: print(f"resuming from {ck[-1]} (step {self.step})")
-    return self.step
+def _resume(self:Trainer, loader:Loader, allow=()) -> int:
+    "Load the newest readable checkpoint of this run; its step (0 if there is none)."
+    say = print if self.rank == 0 else (lambda *a: None)
+    for ck in reversed(list_checkpoints(self.output_dir/'checkpoints')):
+        try:
+            meta = read_meta(ck); check_resume(ck, meta.get('run'), self._run, allow)
+            try: t = load_file(str(ck/'state.safetensors'))
+            except Exception as e: raise CheckpointUnreadable(f"{ck/'state.safetensors'}: {e}") from None
+        except CheckpointUnreadable as e: say(f"resume: skipping {ck.name}, it cannot be read: {e}"); continue
+        self.load_state_tensors(t, ck); loader.load_state_dict(meta['loader']); self.step = int(meta['step'])
+        say(f"resuming from {ck} (step {self.step})"); return self.step
+    say(f"resume: no usable checkpoint in {self.output_dir/'checkpoints'}; starting from step 0"); return 0
 
 # %% ../nbs/08b_train_torch.ipynb #de584eee
 @patch
@@ -359,15 +365,17 @@ def evaluate(self:Trainer, ds:TokenDataset, batch_size:int|None=None) -> float:
 # %% ../nbs/08b_train_torch.ipynb #6b169b02
 @patch
 def fit(self:Trainer, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False, until:int|None=None,
-        progress:bool=True) -> list:
+        progress:bool=True, allow_changes=()) -> list: # allow_changes: run fields a resume may change (e.g. 'max_steps')
     "Train on `train_ds`; returns the metric rows of this call (also in `self.history` and `metrics.csv`)."
     tc, out = self.tc, self.output_dir
     _tc_check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
     loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed, pack=tc.pack)
     total = tc.max_steps or tc.num_epochs * loader.steps(0)
-    start = self._resume(loader) if resume else 0
+    self._run = run_identity(asdict(tc), asdict(self.lora_cfg) if self.lora_cfg else None, self.config.to_hf(),
+                             checkpoint_identity(self.model_dir), dataset_identity(train_ds))
+    start = self._resume(loader, allow_changes) if resume else 0
     log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else os.devnull, tc.log_to if self.rank == 0 else 'stdout',
-                     asdict(tc), append=resume and start > 0)
+                     asdict(tc), append=resume and start > 0, after=start)
     try: rows = self._loop(loader, eval_ds, start, total, until, progress and self.rank == 0, log)
     finally: log.close()
     self.history += rows; return rows
@@ -379,10 +387,13 @@ def _loop(self:Trainer, loader, eval_ds, start, total, until, progress, log) -> 
     if eval_ds is not None and start == 0: rows.append(self._log_eval(eval_ds, 0, log, t0))
     bar = tqdm(total=total, initial=start, disable=not progress, dynamic_ncols=True, file=sys.stdout)
     fpt, peak = train_flops_per_token(self.config, tc.context_length, None if tc.train_type == 'full' else self.lora_cfg, 'full' if tc.use_gradient_checkpointing or tc.remat != 'none' else 'none'), peak_flops(torch.cuda.get_device_name(self.device) if self.device.type == 'cuda' else None)
+    collapsed = CollapseGuard(self.config.vocab_size)
     for k in range(start, total):
         b = next(it); ts = time.time()
         m = self.train_step(b, lr_at(tc, total, k))
         if not m['finite']: bar.close(); self._diverged(k + 1, m)
+        if collapsed(k + 1, m['loss'], m['grad_norm']):
+            bar.close(); raise collapse_error(collapsed, k + 1, self.output_dir and self.output_dir/'checkpoints')
         self.step = k + 1; n = int((b['segment_ids'] > 0).sum())
         row = dict(step=k + 1, loss=m['loss'], lr=m['lr'], grad_norm=m['grad_norm'], loss_tokens=m['loss_tokens'],
                    tokens=n, **speed_metrics(n, time.time() - ts, fpt, peak), elapsed_s=time.time() - t0)
@@ -391,7 +402,7 @@ def _loop(self:Trainer, loader, eval_ds, start, total, until, progress, log) -> 
             bar.write(f"step {k + 1}/{total} loss {row['loss']:.4f} lr {row['lr']:.2e} grad_norm {row['grad_norm']:.3f} {speed_text(row)}")
         last = k + 1 == total or k + 1 == until
         if eval_ds is not None and (last or tc.eval_steps and (k + 1) % tc.eval_steps == 0): rows.append(self._log_eval(eval_ds, k + 1, log, t0))
-        if self.output_dir and (last or tc.save_steps and (k + 1) % tc.save_steps == 0): self.save(loader)
+        if self.output_dir and not collapsed.streak and (last or tc.save_steps and (k + 1) % tc.save_steps == 0): self.save(loader)
         if k + 1 == until: break
     bar.close(); return rows
 
@@ -418,6 +429,7 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
           dataset_size:int=1000, # training rows generated for built-in tasks
           on_bad_row:str='raise', # 'raise', or 'skip' malformed rows and prompts longer than the context
           resume:bool=False, # continue from the newest checkpoint in output_dir
+          allow_changes=(), # run fields a resume may change, e.g. ('max_steps',)
           until:int|None=None, # stop after this step (as if preempted)
           export:bool=True, # at the end, write output_dir/adapter (PEFT; not for full) and output_dir/merged (HF)
           progress:bool=True) -> Trainer:
@@ -428,7 +440,7 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
     if output_dir is not None: writable_dir(output_dir)
     ds, held, _ = load_datasets(dataset, AutoTokenizer.from_pretrained(model_dir), tc.context_length, dataset_format,
                                 eval_size, dataset_size, tc.seed, on_bad_row)
-    tr = Trainer(model_dir, tc, lora, output_dir); tr.fit(ds, held, resume=resume, until=until, progress=progress)
+    tr = Trainer(model_dir, tc, lora, output_dir); tr.fit(ds, held, resume=resume, until=until, progress=progress, allow_changes=tuple(allow_changes))
     if export and output_dir is not None and until is None:
         if tc.train_type != 'full': tr.save_adapter(Path(output_dir)/'adapter', str(Path(model_dir).resolve()))
         tr.save_merged(Path(output_dir)/'merged', copy_files_from=model_dir)
@@ -458,10 +470,12 @@ def merged_state_dict(model:nn.Module, adapters:bool=True) -> dict:
 # %% ../nbs/08b_train_torch.ipynb #501b7469
 def save_hf_dir(tensors:dict, c:LlamaConfig, path, dtype:torch.dtype=torch.float32, max_shard_size:int=5 * 2**30,
                 copy_files_from=None) -> Path:
-    "Write HF-named `tensors` as an HF model directory: config.json + safetensors (sharded with an index above `max_shard_size`)."
-    p = Path(path); p.mkdir(parents=True, exist_ok=True); c.save_pretrained(p)
-    for f in [*p.glob('model*.safetensors'), *p.glob('model.safetensors.index.json')]: f.unlink()
-    shards, cur, size = [], {}, 0
+    "Write HF-named `tensors` as an HF model directory (atomically): config.json + safetensors (sharded with an index above `max_shard_size`)."
+    with atomic_dir(path) as p: _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from)
+    return Path(path)
+
+def _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from):
+    c.save_pretrained(p); shards, cur, size = [], {}, 0
     for k, t in tensors.items():
         t = t.to(dtype).contiguous(); nb = t.numel() * t.element_size()
         if cur and size + nb > max_shard_size: shards.append(cur); cur, size = {}, 0
@@ -470,11 +484,10 @@ def save_hf_dir(tensors:dict, c:LlamaConfig, path, dtype:torch.dtype=torch.float
     wm, total = {}, 0
     for i, sh in enumerate(shards):
         name = 'model.safetensors' if len(shards) == 1 else f'model-{i + 1:05d}-of-{len(shards):05d}.safetensors'
-        save_file(sh, str(p/(name + '.tmp')), metadata={'format': 'pt'}); os.replace(p/(name + '.tmp'), p/name)
+        save_file(sh, str(p/name), metadata={'format': 'pt'})
         wm.update(dict.fromkeys(sh, name)); total += sum(t.numel() * t.element_size() for t in sh.values())
     if len(shards) > 1: (p/'model.safetensors.index.json').write_text(json.dumps({'metadata': {'total_size': total}, 'weight_map': wm}, indent=2))
     if copy_files_from: copy_hf_extras(copy_files_from, p)
-    return p
 
 # %% ../nbs/08b_train_torch.ipynb #616008f3
 def peft_adapter_config(cfg:LoRAConfig, target_modules, base_model_name_or_path=None) -> dict:
@@ -488,14 +501,14 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type); rank 0 writes."
     _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
     t = {_clean(k): v.float().contiguous() for k, v in lora_state_dict(self.model).items()}   # a collective under FSDP2
-    p = Path(path)
     if self.rank == 0:
-        p.mkdir(parents=True, exist_ok=True); save_file(t, str(p/'adapter_model.safetensors'), metadata={'format': 'pt'})
-        names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
-        (p/'adapter_config.json').write_text(json.dumps(peft_adapter_config(self.lora_cfg, names, base_model_name_or_path), indent=2))
-        (p/'felafax_train.json').write_text(json.dumps({'train_type': self.tc.train_type, 'precision': self.tc.precision}))
+        with atomic_dir(path) as p:
+            save_file(t, str(p/'adapter_model.safetensors'), metadata={'format': 'pt'})
+            names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
+            (p/'adapter_config.json').write_text(json.dumps(peft_adapter_config(self.lora_cfg, names, base_model_name_or_path), indent=2))
+            (p/'felafax_train.json').write_text(json.dumps({'train_type': self.tc.train_type, 'precision': self.tc.precision}))
     if dist.is_initialized(): dist.barrier()
-    return p
+    return Path(path)
 
 # %% ../nbs/08b_train_torch.ipynb #71921e33
 @patch
@@ -555,7 +568,8 @@ def lora_from_options(d:dict) -> LoRAConfig:
     "The `LoRAConfig` of CLI options `lora_rank`, `lora_alpha`, `lora_dropout`, `lora_target_modules`."
     t = d.get('lora_target_modules') or 'all'
     t = {'all': None, 'default': 'q_proj,v_proj'}.get(t, t)
-    return LoRAConfig(rank=int(d.get('lora_rank') or 8), alpha=float(d.get('lora_alpha') or 16.0), dropout=float(d.get('lora_dropout') or 0.0),
+    opt = lambda k, default: default if d.get(k) is None else d[k]   # 0 is a value (refused by LoRAConfig), not a default
+    return LoRAConfig(rank=int(opt('lora_rank', 8)), alpha=float(opt('lora_alpha', 16.0)), dropout=float(opt('lora_dropout', 0.0)),
                       **({'targets': '(' + '|'.join(x.strip() for x in t.split(',')) + ')$'} if t else {}))
 
 def cli_train(args) -> Trainer|None:
@@ -564,7 +578,7 @@ def cli_train(args) -> Trainer|None:
     kw = dict(model_dir=d.get('model') or d.get('model_name') or real_model_dir(), dataset=d['dataset'], output_dir=d.get('output_dir'),
               tc=TrainConfig.from_dict(d), lora=lora_from_options(d), dataset_format=d.get('dataset_format') or 'auto',
               eval_size=int(d.get('eval_size') or 0), dataset_size=int(d.get('dataset_size') or 1000), on_bad_row=d.get('on_bad_row') or 'raise',
-              resume=bool(d.get('resume')), export=d.get('save_model', True), progress=d.get('progress', True))
+              resume=bool(d.get('resume')), allow_changes=[s for s in (d.get('allow_changes') or '').split(',') if s], export=d.get('save_model', True), progress=d.get('progress', True))
     nproc = int(d.get('nproc') or 1)
     if nproc > 1 and not dist.is_initialized(): launch_train(kw, nproc, timeout=float(d.get('timeout') or 24 * 3600), stream=True); return None
     return train(**kw)
