@@ -202,18 +202,28 @@ def cmd_train(args) -> dict:
     return {'history': hist, **paths}
 
 # %% ../nbs/09_cli.ipynb #92891b0f
+def _export_base(base, dtype, quantize):
+    "The base streamed onto all devices (FSDP), or onto one when a dimension does not divide over them."
+    import jax
+    from felafax_lit.sharding import load_sharded, make_mesh, FSDP_RULES
+    try: return load_sharded(base, make_mesh('fsdp=-1'), FSDP_RULES, dtype=dtype, quantize=quantize)[1]
+    except ValueError as e:
+        if 'not divisible' not in str(e): raise
+        return load_sharded(base, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=dtype, quantize=quantize)[1]
+
 def cmd_export(args) -> dict:
-    "`felafax_lit export`: adapter + base -> merged HF model directory."
-    import jax.numpy as jnp
-    from felafax_lit.conversion import load_hf, save_hf
+    "`felafax_lit export`: adapter + base -> merged HF model directory (the base streamed, never whole on one device)."
+    import jax, jax.numpy as jnp
+    from felafax_lit.core import LlamaConfig, writable_dir
+    from felafax_lit.conversion import save_hf
     from felafax_lit.lora import load_peft, merge_lora
-    from felafax_lit.sharding import quantize_params
-    from felafax_lit.train_jax import writable_dir, _cast
     base = Path(args.model) if args.model else real_model_dir(); rec = Path(args.adapter)/'felafax_train.json'
-    tt = args.train_type or (json.loads(rec.read_text())['train_type'] if rec.exists() else 'lora')
-    writable_dir(args.output_dir); c, params = load_hf(base); lcfg, lora = load_peft(args.adapter, c)
-    params = quantize_params(_cast(params, jnp.float32)) if tt == 'qlora' else params
-    p = save_hf(_cast(merge_lora(params, lora, lcfg), jnp.float32), c, args.output_dir, dtype=np.float32, copy_files_from=base)
+    info = json.loads(rec.read_text()) if rec.exists() else {}; tt = args.train_type or info.get('train_type', 'lora')
+    dtype = jnp.bfloat16 if tt == 'qlora' and info.get('precision') == 'bf16' else jnp.float32  # the base it trained on
+    writable_dir(Path(args.output_dir).parent); c = LlamaConfig.from_pretrained(base); lcfg, lora = load_peft(args.adapter, c)
+    params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
+    f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
+    p = save_hf(jax.tree.map(f32, merge_lora(params, lora, lcfg)), c, args.output_dir, dtype=np.float32, copy_files_from=base)
     print(f"merged ({tt}) model: {p}"); return {'merged': p}
 
 # %% ../nbs/09_cli.ipynb #9981f821

@@ -141,7 +141,7 @@ def _shards(tensors, max_bytes):
 
 def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2**30, dtype=None, copy_files_from=None) -> Path:
     "Write `params` as an HF model directory (atomically): config.json + safetensors (sharded with an index above `max_shard_size` bytes)."
-    with atomic_dir(path) as p: _write_hf(params, c, p, max_shard_size, dtype, copy_files_from)
+    with atomic_dir(path, 'config.json') as p: _write_hf(params, c, p, max_shard_size, dtype, copy_files_from)
     return Path(path)
 
 def _write_hf(params, c, p, max_shard_size, dtype, copy_files_from):

@@ -361,9 +361,11 @@ def _fsync_tree(d:Path):
     finally: os.close(fd)
 
 @contextmanager
-def atomic_dir(path):
+def atomic_dir(path, expect:str|None=None): # a file that marks an existing `path` as an earlier output of the same kind
     "Build directory `path` in a temporary sibling (yielded); on success fsync it and rename it over `path`; on error remove it."
     final = Path(path); final.parent.mkdir(parents=True, exist_ok=True)
+    if final.is_dir() and any(final.iterdir()) and not (expect and (final/expect).exists()):
+        raise TrainError(f"{final} exists and is not an earlier output of this kind (no {expect}): not replacing it; choose another directory")
     tmp, old = final.parent/f'.tmp-{final.name}.{os.getpid()}', final.parent/f'.old-{final.name}.{os.getpid()}'
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir()
     try:

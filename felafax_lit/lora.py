@@ -122,7 +122,7 @@ def save_peft(lora:dict, c:LlamaConfig, cfg:LoRAConfig, path:str|Path, base_mode
         for i, key in _peft_keys(c, mod):
             t = w if i is None else w[i]
             tensors[key + ('.lora_A.weight' if kind == 'lora_a' else '.lora_B.weight')] = np.ascontiguousarray(t.T)
-    with atomic_dir(path) as p: _write_peft(p, tensors, names, cfg, base_model_name_or_path)
+    with atomic_dir(path, 'adapter_config.json') as p: _write_peft(p, tensors, names, cfg, base_model_name_or_path)
     return Path(path)
 
 def _write_peft(p, tensors, names, cfg, base_model_name_or_path):

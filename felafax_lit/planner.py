@@ -29,8 +29,7 @@ class MemoryPlan:
     compile_s:float
     hlo:str # fingerprint of the lowered program (sha256 of its text, 16 hex digits)
 
-CPU_PLAN_OPTIONS = dict(xla_disable_hlo_passes='while-loop-invariant-code-motion', xla_backend_optimization_level=0,
-                        xla_llvm_disable_expensive_passes=True)
+CPU_PLAN_OPTIONS = dict(xla_backend_optimization_level=0, xla_llvm_disable_expensive_passes=True)   # with the step's own
 
 # %% ../nbs/08c_planner.ipynb #995573d3
 def abstract_inputs(c:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, model) -> tuple:

@@ -31,8 +31,8 @@ __all__ = ['TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'LOG_TO', 'LOSS_CHUNK', 'T
            'make_schedule', 'make_optimizer', 'token_loss_sum', 'compute_dtype', 'build_model', 'prepare', 'variables',
            'sharding_rules', 'load_base', 'head_logits', 'chunked_token_loss', 'init_state', 'batch_loss',
            'accumulated_grads', 'make_train_step', 'default_mesh', 'data_parallel_size', 'state_sharding',
-           'batch_sharding', 'StepProgram', 'abstract_batch', 'step_program', 'state_arrays', 'save_checkpoint',
-           'load_checkpoint', 'Trainer', 'TrainingDiverged']
+           'batch_sharding', 'StepProgram', 'abstract_batch', 'xla_options', 'step_program', 'state_arrays',
+           'save_checkpoint', 'load_checkpoint', 'Trainer', 'TrainingDiverged']
 
 # %% ../nbs/08a_train_jax.ipynb #001551da
 TRAIN_TYPES, SCHEDULERS, PRECISIONS, LOG_TO = ('full', 'lora', 'qlora'), ('cosine', 'linear', 'constant'), ('fp32', 'bf16'), ('stdout', 'tensorboard', 'wandb')
@@ -236,6 +236,11 @@ def abstract_batch(tc:TrainConfig, sharding=None) -> dict:
     shape = (tc.gradient_accumulation_steps, tc.batch_size, tc.context_length)
     return {k: jax.ShapeDtypeStruct(shape, jnp.int32, sharding=sharding) for k in BATCH_KEYS}
 
+# %% ../nbs/08a_train_jax.ipynb #1b74d405
+def xla_options(mesh:Mesh) -> dict:
+    "Compiler options for programs on `mesh`: on CPUs, no loop-invariant code motion (see below)."
+    return {'xla_disable_hlo_passes': 'while-loop-invariant-code-motion'} if mesh.devices.flat[0].platform == 'cpu' else {}
+
 # %% ../nbs/08a_train_jax.ipynb #e5eb5b4b
 def step_program(model, tc:TrainConfig, mesh:Mesh, trained, frozen, total_steps:int) -> StepProgram:
     "The run's step, jitted on `mesh` with explicit shardings; `trained`/`frozen` may be arrays or `ShapeDtypeStruct`s."
@@ -244,7 +249,7 @@ def step_program(model, tc:TrainConfig, mesh:Mesh, trained, frozen, total_steps:
     ss = state_sharding(jax.eval_shape(init, trained), optimizer, mesh)
     fs, bs = named_shardings(frozen, mesh, sharding_rules(mesh)), batch_sharding(mesh)
     step = jax.jit(make_train_step(model, tc.train_type, optimizer, schedule), in_shardings=(ss, fs, bs),
-                   out_shardings=(ss, NamedSharding(mesh, P())), donate_argnums=0)
+                   out_shardings=(ss, NamedSharding(mesh, P())), donate_argnums=0, compiler_options=xla_options(mesh))
     return StepProgram(step, jax.jit(init, out_shardings=ss, donate_argnums=0), optimizer, schedule, ss, fs, bs)
 
 # %% ../nbs/08a_train_jax.ipynb #cfc80181
@@ -318,7 +323,7 @@ def _place(self:Trainer, frozen:dict, trained:dict):
     rules = sharding_rules(self.mesh)   # placing is a no-op for a streamed base; `place` also serves several processes
     self.frozen, trained = shard_params(frozen, self.mesh, rules), shard_params(trained, self.mesh, rules)
     self.trained, self.state, self.history, self.program = trained, None, [], None
-    self._eval = jax.jit(partial(_eval_loss, self.model, self.tc.train_type))
+    self._eval = jax.jit(partial(_eval_loss, self.model, self.tc.train_type), compiler_options=xla_options(self.mesh))
 
 # %% ../nbs/08a_train_jax.ipynb #0485ec8a
 @patch
@@ -434,7 +439,7 @@ def merged_params(self:Trainer) -> dict:
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type)."
     _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
-    with atomic_dir(path) as p:
+    with atomic_dir(path, 'adapter_config.json') as p:
         save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, p, base_model_name_or_path)
         (p/'felafax_train.json').write_text(json.dumps({'train_type': self.tc.train_type, 'precision': self.tc.precision}))
     return Path(path)

@@ -471,7 +471,7 @@ def merged_state_dict(model:nn.Module, adapters:bool=True) -> dict:
 def save_hf_dir(tensors:dict, c:LlamaConfig, path, dtype:torch.dtype=torch.float32, max_shard_size:int=5 * 2**30,
                 copy_files_from=None) -> Path:
     "Write HF-named `tensors` as an HF model directory (atomically): config.json + safetensors (sharded with an index above `max_shard_size`)."
-    with atomic_dir(path) as p: _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from)
+    with atomic_dir(path, 'config.json') as p: _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from)
     return Path(path)
 
 def _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from):
@@ -502,7 +502,7 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
     t = {_clean(k): v.float().contiguous() for k, v in lora_state_dict(self.model).items()}   # a collective under FSDP2
     if self.rank == 0:
-        with atomic_dir(path) as p:
+        with atomic_dir(path, 'adapter_config.json') as p:
             save_file(t, str(p/'adapter_model.safetensors'), metadata={'format': 'pt'})
             names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
             (p/'adapter_config.json').write_text(json.dumps(peft_adapter_config(self.lora_cfg, names, base_model_name_or_path), indent=2))
