@@ -4,16 +4,18 @@
 
 # %% ../nbs/09_cli.ipynb #6886cf41
 from __future__ import annotations
-import argparse, json, os, re, sys, time
+import argparse, importlib.util, json, os, re, shlex, sys, time, warnings
 from pathlib import Path
 import numpy as np
-from .core import LoRAConfig, LORA_TARGETS_DEFAULT, real_model_dir
-from .data import DataError, TASKS, is_task, load_datasets, make_task_dataset, exact_match, alpaca_prompt
+from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
+from .core import safetensors_header, checkpoint_identity, check_replaceable
+from .data import DataError, TASKS, is_task, load_datasets, make_task_dataset, exact_match, alpaca_prompt, read_json_rows
 
 # %% auto #0
-__all__ = ['DEMO', 'COMMANDS', 'lora_targets', 'build_parser', 'load_data', 'train_config', 'check_backend', 'make_trainer',
-           'save_outputs', 'train_torch', 'cmd_train', 'cmd_export', 'cmd_plan', 'exact_match_score', 'plot_losses',
-           'cmd_demo', 'main']
+__all__ = ['LORA_MODULES', 'DEMO', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data', 'train_config',
+           'check_backend', 'make_trainer', 'save_outputs', 'train_torch', 'cmd_train', 'cmd_export', 'read_prompts',
+           'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model', 'check_tokenizer',
+           'check_adapter', 'check_adapter_base', 'validate', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -21,11 +23,15 @@ def _bool(s:str) -> bool:
     if s.lower() in ('0', 'false', 'no', 'n'): return False
     raise argparse.ArgumentTypeError(f"expected true or false, got {s!r}")
 
+LORA_MODULES = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj', 'lm_head')
+
 def lora_targets(spec:str) -> str:
     "The target regex for `--lora_target_modules`: 'all' (7 projections), 'default' (q_proj,v_proj, as PEFT) or a comma list."
     if spec == 'all': return LORA_TARGETS_DEFAULT
     names = ['q_proj', 'v_proj'] if spec == 'default' else [s.strip() for s in spec.split(',') if s.strip()]
     if not names: raise ValueError(f"--lora_target_modules is empty")
+    if bad := [n for n in names if n not in LORA_MODULES]:
+        raise ValueError(f"--lora_target_modules: unknown module {bad[0]!r}; modules are {', '.join(LORA_MODULES)}")
     return '(' + '|'.join(names) + ')$'
 
 # %% ../nbs/09_cli.ipynb #2acaa48b
@@ -89,10 +95,19 @@ def _run_args(p, output_dir='felafax_output', **d):
 # %% ../nbs/09_cli.ipynb #38181b2c
 DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, max_steps=60, lr=2e-3, lora_rank=16, lora_alpha=32.0)
 
+class UsageError(ValueError): "A command line argparse cannot parse."
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message): raise UsageError(f"{message} (see {self.prog} --help)")
+
+def _first_line(e:BaseException) -> str:
+    s = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    return '; '.join(l.strip() for l in s.strip().splitlines() if l.strip())[:2000] or type(e).__name__
+
 def build_parser() -> argparse.ArgumentParser:
     "The `felafax_lit` argument parser."
-    p = argparse.ArgumentParser(prog='felafax_lit', description="Fine-tune Llama-family models with LoRA and QLoRA (JAX or PyTorch).")
-    sub = p.add_subparsers(dest='command', metavar='{train,plan,export,demo}', required=True)
+    p = _Parser(prog='felafax_lit', description="Fine-tune Llama-family models with LoRA and QLoRA (JAX or PyTorch).")
+    sub = p.add_subparsers(dest='command', metavar='{train,plan,export,generate,demo}', required=True)
     t = sub.add_parser('train', help="fine-tune a model on a dataset", description="Fine-tune a model (full, LoRA or QLoRA) with JAX or PyTorch.")
     _model_args(t); _backend_args(t); _data_args(t); _train_args(t); _run_args(t)
     _plan_args(sub.add_parser('plan', help="per-device memory of the training step on N devices, and what to rent",
@@ -101,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "H100-80GB, H200 and MI300X that fit with their tokens/s at 40% MFU."))
     e = sub.add_parser('export', help="merge a PEFT adapter into its base model", description="Merge a PEFT LoRA adapter into its base model and write an HF model directory.")
     _export_args(e)
+    _generate_args(sub.add_parser('generate', help="complete prompts with a model, optionally through a PEFT adapter",
+                                  description="Complete prompts with an HF model directory (a base or a merged model), optionally "
+                                  "through a PEFT LoRA adapter applied without merging; tokens are printed as they are produced."))
     d = sub.add_parser('demo', help="QLoRA-tune SmolLM2-135M on a synthetic task and compare exact match before/after",
                        description="Fine-tune the bundled SmolLM2-135M-Instruct with QLoRA on a synthetic task; print held-out exact match and loss before and after, and save the adapter, the merged model and a loss curve.")
     _model_args(d); _data_args(d, DEMO['dataset'], 2000); _train_args(d, **DEMO); _run_args(d, 'felafax_demo', log_steps=10)
@@ -109,11 +127,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/09_cli.ipynb #45141437
+def _generate_args(p):
+    a = p.add_argument
+    a('--model', default=None, help="HF model directory: a base or a merged model (default: the bundled SmolLM2-135M-Instruct)")
+    a('--adapter', default=None, help="PEFT LoRA adapter directory, applied on top of --model without merging")
+    a('--prompt', action='append', default=[], help="a prompt to complete (repeatable)")
+    a('--prompts', default=None, help="a file of prompts: .txt (one per line), or JSON/JSONL rows with 'prompt' or Alpaca 'instruction' (+ 'input')")
+    a('--chat', action='store_true', help="wrap each prompt as a user message with the tokenizer's chat template")
+    a('--max_new_tokens', type=int, default=128, help="tokens generated per prompt at most (default: %(default)s)")
+    a('--temperature', type=float, default=0.0, help="0: greedy; above 0: sample at this temperature (default: %(default)s)")
+    a('--top_p', type=float, default=1.0, help="with sampling: keep the most likely tokens that hold this much probability (default: %(default)s)")
+    a('--seed', type=int, default=0, help="seed for sampling (default: %(default)s)")
+    a('--backend', default='jax', choices=('jax', 'torch'), help="jax (KV-cache generate) or torch (transformers generate) (default: %(default)s)")
+    a('--precision', default='fp32', choices=('fp32', 'bf16'), help="compute dtype (default: %(default)s)")
+    a('--allow_other_base', action='store_true', help="use the adapter even if its record names other base weights than --model's")
+    a('--load_in_4bit', type=_bool, default=False, help="NF4-quantize the base as it loads: bitsandbytes (torch) or ours (jax) (true/false, default: %(default)s)")
+
 def _export_args(p):
     a = p.add_argument
     a('adapter', help="PEFT LoRA adapter directory (adapter_config.json + adapter_model.safetensors)")
     a('--model', default=None, help="base HF model directory the adapter was trained on (default: the bundled SmolLM2-135M-Instruct)")
     a('--output_dir', required=True, help="where to write the merged HF model directory")
+    a('--allow_other_base', action='store_true', help="merge even if the adapter's record names other base weights than --model's")
     a('--train_type', default=None, choices=('lora', 'qlora'), help="qlora: merge into the NF4-dequantized base the adapter was trained against (default: as recorded by felafax_lit train, else lora)")
 
 # %% ../nbs/09_cli.ipynb #a426438e
@@ -135,7 +170,8 @@ def _plan_args(p):
 def load_data(args, tok) -> tuple:
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows or None) for `--dataset`."
     return load_datasets(args.dataset, tok, args.context_length, args.dataset_format, args.eval_size, args.dataset_size,
-                         args.seed, args.on_bad_row)
+                         args.seed, args.on_bad_row,
+                         args.batch_size * args.gradient_accumulation_steps, args.pack)
 
 # %% ../nbs/09_cli.ipynb #10b22f54
 def train_config(args):
@@ -217,14 +253,95 @@ def cmd_export(args) -> dict:
     from felafax_lit.core import LlamaConfig, writable_dir
     from felafax_lit.conversion import save_hf
     from felafax_lit.lora import load_peft, merge_lora
-    base = Path(args.model) if args.model else real_model_dir(); rec = Path(args.adapter)/'felafax_train.json'
-    info = json.loads(rec.read_text()) if rec.exists() else {}; tt = args.train_type or info.get('train_type', 'lora')
+    base = Path(args.model) if args.model else real_model_dir(); info = check_adapter(args.adapter)
+    tt = args.train_type or info.get('train_type', 'lora')
     dtype = jnp.bfloat16 if tt == 'qlora' and info.get('precision') == 'bf16' else jnp.float32  # the base it trained on
     writable_dir(Path(args.output_dir).parent); c = LlamaConfig.from_pretrained(base); lcfg, lora = load_peft(args.adapter, c)
     params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
     f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
     p = save_hf(jax.tree.map(f32, merge_lora(params, lora, lcfg)), c, args.output_dir, dtype=np.float32, copy_files_from=base)
     print(f"merged ({tt}) model: {p}"); return {'merged': p}
+
+# %% ../nbs/09_cli.ipynb #869d3856
+def read_prompts(args) -> list:
+    "The prompts of `--prompt` and `--prompts`, in order; raise for none or an empty one."
+    out = list(args.prompt)
+    if args.prompts:
+        f = Path(args.prompts)
+        if not f.is_file(): raise FileNotFoundError(f"--prompts file not found: {f}")
+        if f.suffix == '.txt': out += [l for l in f.read_text(encoding='utf-8-sig').splitlines() if l.strip()]
+        else:
+            for where, r in read_json_rows(f):
+                if not isinstance(r, dict) or not isinstance(r.get('prompt', r.get('instruction')), str):
+                    raise DataError(f"{f}: {where}: expected an object with a 'prompt' or 'instruction' string")
+                out.append(r['prompt'] if 'prompt' in r else alpaca_prompt(r['instruction'], r.get('input') or ''))
+    if not out: raise ValueError("nothing to complete: give --prompt TEXT (repeatable) or --prompts FILE")
+    if bad := [i for i, p in enumerate(out) if not p.strip()]: raise ValueError(f"prompt {bad[0] + 1} is empty")
+    return out
+
+def _encode(tok, prompt:str, chat:bool) -> list:
+    if not chat: return tok.encode(prompt, add_special_tokens=True)
+    return tok.encode(tok.apply_chat_template([{'role': 'user', 'content': prompt}], tokenize=False, add_generation_prompt=True),
+                      add_special_tokens=False)
+
+# %% ../nbs/09_cli.ipynb #bccfec56
+def _jax_completions(args, tok, prompts):
+    "Yield, per prompt, a generator of new token ids (JAX KV-cache decoding)."
+    import jax, jax.numpy as jnp
+    from felafax_lit.sharding import load_sharded, make_mesh, FSDP_RULES
+    from felafax_lit.model import Llama, stream
+    from felafax_lit.lora import load_peft, lora_model
+    model_dir = Path(args.model) if args.model else real_model_dir(); dtype = jnp.bfloat16 if args.precision == 'bf16' else jnp.float32
+    c, params = load_sharded(model_dir, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=dtype,
+                             quantize='nf4' if args.load_in_4bit else None)
+    if args.adapter: lcfg, lora = load_peft(args.adapter, c); model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
+    else: model, variables = Llama(c, dtype=dtype), {'params': params}
+    eos = c.eos_token_id if tok.eos_token_id is None else tok.eos_token_id
+    for p in prompts:
+        yield (int(t[0]) for t, _ in stream(model, variables, [_encode(tok, p, args.chat)], args.max_new_tokens, eos,
+                                              args.temperature, args.top_p, args.seed))
+
+def _torch_completions(args, tok, prompts):
+    "Yield, per prompt, a generator of new token ids (transformers `generate`, through PEFT for an adapter)."
+    import threading, torch
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+    dtype = torch.bfloat16 if args.precision == 'bf16' else torch.float32; kw = {}
+    if args.load_in_4bit: kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4',
+                                                                          bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
+    m = AutoModelForCausalLM.from_pretrained(Path(args.model) if args.model else real_model_dir(), dtype=dtype, **kw)
+    if args.adapter:
+        from peft import PeftModel
+        m = PeftModel.from_pretrained(m, args.adapter)
+    m.eval(); torch.manual_seed(args.seed)
+    for p in prompts:
+        ids, out = torch.tensor([_encode(tok, p, args.chat)]), []
+        class Tokens:   # a transformers streamer: `put` gets the prompt first, then each new token
+            def __init__(s): s.first = True
+            def put(s, v):
+                if s.first: s.first = False
+                else: out.append(int(v.reshape(-1)[0]))
+            def end(s): pass
+        sample = dict(do_sample=True, temperature=args.temperature, top_p=args.top_p) if args.temperature > 0 else dict(do_sample=False)
+        with torch.no_grad():
+            m.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=args.max_new_tokens, streamer=Tokens(),
+                       pad_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id, top_k=None, **sample)
+        yield iter(out)
+
+# %% ../nbs/09_cli.ipynb #31805acb
+def cmd_generate(args) -> list:
+    "`felafax_lit generate`: complete each prompt, printing the text as its tokens arrive; the completions."
+    from transformers import AutoTokenizer
+    prompts = read_prompts(args); tok = AutoTokenizer.from_pretrained(Path(args.model) if args.model else real_model_dir())
+    gens, texts = (_jax_completions if args.backend == 'jax' else _torch_completions)(args, tok, prompts), []
+    for i, (p, gen) in enumerate(zip(prompts, gens)):
+        if len(prompts) > 1: print(f"--- prompt {i + 1}/{len(prompts)}: {p[:70]!r}", file=sys.stderr, flush=True)
+        ids, shown = [], ''
+        for t in gen:
+            if t == tok.eos_token_id: break
+            ids.append(t); text = tok.decode(ids, skip_special_tokens=True)
+            if not text.endswith('\ufffd'): print(text[len(shown):], end='', flush=True); shown = text   # whole characters only
+        print(tok.decode(ids, skip_special_tokens=True)[len(shown):], flush=True); texts.append(tok.decode(ids, skip_special_tokens=True))
+    return texts
 
 # %% ../nbs/09_cli.ipynb #9981f821
 def _plan_devices(n:int):
@@ -291,13 +408,13 @@ def plot_losses(history:list, path) -> Path:
 def cmd_demo(args) -> dict:
     "`felafax_lit demo`: exact match before, QLoRA fine-tuning, exact match after, exports."
     t0 = time.time(); tr, tok, train, held, rows = make_trainer(args)
-    if not rows: raise DataError("the demo needs a synthetic task (--dataset sort, reverse or sort,reverse) and --eval_size > 0")
     print(f"model {tr.config.num_hidden_layers} layers, {args.train_type}; {len(train)} training examples, {len(rows)} held out")
     before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens); print(f"exact match before: {before:.3f}")
     hist = tr.fit(train, held); ev = [r['eval_loss'] for r in hist if 'eval_loss' in r]
     after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
     out = Path(args.output_dir); paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir())
-    paths['loss_curve'] = plot_losses(hist, out/'loss.png'); paths['metrics'] = out/'metrics.csv'
+    paths['loss_curve'] = plot_losses(hist, out/'loss.png'); paths['metrics'] = out/'metrics.csv'; paths['prompts'] = out/'held_out.jsonl'
+    paths['prompts'].write_text(''.join(json.dumps({'instruction': r['instruction'], 'input': r['input']}) + '\n' for r in rows[:4]))
     res = dict(exact_match_before=before, exact_match_after=after, eval_loss_before=ev[0], eval_loss_after=ev[-1],
                train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in hist if 'tokens_per_s' in r][1:] or [0])), wall_s=time.time() - t0)
     (out/'demo_results.json').write_text(json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
@@ -310,14 +427,86 @@ def _report(res, paths, rows, preds):
     for r, p in list(zip(rows, preds))[:3]: print(f"  {r['input']!r} -> {p!r} (want {r['output']!r})")
     print(f"train step: {res['train_tokens_per_s']:.0f} tokens/s (median); wall time {res['wall_s']:.0f} s")
     for k, v in paths.items(): print(f"{k}: {v}")
+    print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} --prompts {shlex.quote(str(paths['prompts']))}")
+
+# %% ../nbs/09_cli.ipynb #7b7546a1
+def check_model(path, context_length:int|None=None) -> LlamaConfig:
+    "The config of HF model directory `path`, its weight files checked, and `context_length` against its positions."
+    c = LlamaConfig.from_pretrained(path); model_shards(path)
+    if context_length and context_length > c.max_position_embeddings:
+        raise ValueError(f"--context_length {context_length} is longer than {path}'s max_position_embeddings {c.max_position_embeddings}")
+    return c
+
+def check_tokenizer(path, c:LlamaConfig):
+    "The tokenizer of model directory `path`, checked to have no more tokens than the model's vocabulary."
+    from transformers import AutoTokenizer
+    try: tok = AutoTokenizer.from_pretrained(path)
+    except Exception as e: raise ValueError(f"{path}: cannot load its tokenizer ({type(e).__name__}: {_first_line(e)})") from None
+    if len(tok) > c.vocab_size:
+        raise ValueError(f"{path}: the tokenizer has {len(tok)} tokens, more than the model's vocab_size {c.vocab_size}")
+    return tok
+
+def check_adapter(path) -> dict:
+    "The `felafax_train.json` record (or `{}`) of PEFT adapter directory `path`, its config and weights checked."
+    p = Path(path); cfg, rec, w = p/'adapter_config.json', p/'felafax_train.json', p/'adapter_model.safetensors'
+    if not cfg.is_file(): raise FileNotFoundError(f"{p} is not a PEFT adapter directory (no adapter_config.json)")
+    if not w.is_file(): raise FileNotFoundError(f"{p} has no adapter_model.safetensors")
+    out = {}
+    for f in (cfg, rec) if rec.exists() else (cfg,):
+        try: out = json.loads(f.read_text(encoding='utf-8-sig'))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{f}: not valid JSON ({e})") from None
+        if not isinstance(out, dict): raise ValueError(f"{f}: expected a JSON object")
+    safetensors_header(w); return out if rec.exists() else {}
+
+def check_adapter_base(adapter, model, allow:bool=False) -> dict:
+    "`check_adapter`, and that `model` holds the base weights the adapter's record names (unless `allow`)."
+    rec = check_adapter(adapter)
+    if (want := rec.get('base_checkpoint')) and want != checkpoint_identity(model) and not allow:
+        raise ValueError(f"{adapter} was trained on other base weights than --model {model} holds; "
+                         "pass the base it was trained on (or --allow_other_base to use it anyway)")
+    return rec
+
+# %% ../nbs/09_cli.ipynb #114202e3
+_LOG_PACKAGES = {'tensorboard': 'tensorboardX', 'wandb': 'wandb'}
+
+def validate(args):
+    "Check a parsed command line, and the model, tokenizer, adapter and packages it names, before anything is loaded."
+    check_settings(vars(args), '--')
+    if args.command in ('train', 'demo'):
+        lora_targets(args.lora_target_modules); check_backend(args)
+        if args.allow_changes and not args.resume: raise ValueError("--allow_changes has an effect only with --resume")
+        if (pkg := _LOG_PACKAGES.get(args.log_to)) and importlib.util.find_spec(pkg) is None:
+            raise ValueError(f"--log_to {args.log_to} needs the {pkg} package: pip install {pkg}")
+        if args.command == 'demo' and not (is_task(args.dataset) and args.eval_size > 0):
+            raise DataError("the demo needs a synthetic task (--dataset sort, reverse or sort,reverse) and --eval_size > 0")
+        for sub, mark in (('adapter', 'adapter_config.json'), ('merged', 'config.json')): check_replaceable(Path(args.output_dir)/sub, mark)
+        model = Path(args.model) if args.model else real_model_dir()
+        check_tokenizer(model, check_model(model, args.context_length))
+    elif args.command == 'export':
+        model = Path(args.model) if args.model else real_model_dir(); check_model(model)
+        check_adapter_base(args.adapter, model, args.allow_other_base); check_replaceable(args.output_dir, 'config.json')
+    elif args.command == 'generate':
+        if not 0 < args.top_p <= 1: raise ValueError(f"--top_p must be in (0, 1], got {args.top_p}")
+        read_prompts(args); model = Path(args.model) if args.model else real_model_dir()
+        check_tokenizer(model, check_model(model))
+        if args.adapter: check_adapter_base(args.adapter, model, args.allow_other_base)
+    elif args.command == 'plan':
+        lora_targets(args.lora_target_modules); _plan_counts(args)
 
 # %% ../nbs/09_cli.ipynb #0090201b
-COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'demo': cmd_demo}
+COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generate': cmd_generate, 'demo': cmd_demo}
+
+def _warning(message, category, *_a, **_k): print(f"felafax_lit: warning: {_first_line(message)}", file=sys.stderr)
 
 def main(argv:list|None=None) -> int:
     "Entry point of the `felafax_lit` console script; returns the exit status."
-    args = build_parser().parse_args(argv)
-    try: COMMANDS[args.command](args); return 0
-    except (ValueError, FileNotFoundError, NotADirectoryError, PermissionError, KeyError) as e:   # DataError and TrainError are ValueErrors
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning
+            args = build_parser().parse_args(None if argv is None else [str(a) for a in argv])
+            validate(args); COMMANDS[args.command](args); return 0
+    except KeyboardInterrupt: print("felafax_lit: interrupted", file=sys.stderr); return 130
+    except Exception as e:
         if os.environ.get('FELAFAX_DEBUG'): raise
-        print(f"felafax_lit: error: {e}", file=sys.stderr); return 1
+        known = isinstance(e, (ValueError, OSError, KeyError))   # DataError, TrainError, UsageError are ValueErrors
+        print(f"felafax_lit: error: {'' if known else type(e).__name__ + ': '}{_first_line(e)}", file=sys.stderr); return 1

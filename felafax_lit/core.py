@@ -12,11 +12,13 @@ from typing import Any, Optional, Union
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'CSV_FIELDS',
-           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params',
-           'tiny_config', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token',
-           'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints',
-           'MetricsLog', 'copy_hf_extras', 'atomic_dir', 'CollapseGuard', 'collapse_error', 'weight_map',
+__all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'INT_SETTINGS',
+           'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL',
+           'SMOLLM2_GGUF', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'LoRAConfig',
+           'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
+           'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
+           'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
+           'write_adapter', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header', 'model_shards',
            'CheckpointUnreadable', 'read_meta', 'checkpoint_identity', 'arrays_identity', 'dataset_identity',
            'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'real_model_dir', 'real_tokenizer']
 
@@ -144,9 +146,11 @@ def from_pretrained(cls:LlamaConfig, path:str|Path) -> LlamaConfig:
     if not p.exists(): raise FileNotFoundError(f"No such file or directory: {str(p)!r}")
     f = p/'config.json' if p.is_dir() else p
     if not f.exists(): raise FileNotFoundError(f"{str(p)!r} has no config.json: not an HF model directory")
-    try: d = json.loads(f.read_text())
-    except json.JSONDecodeError as e: raise ValueError(f"{str(f)!r} is not valid JSON: {e}") from None
-    return cls.from_hf(d)
+    try: d = json.loads(f.read_text(encoding='utf-8-sig'))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{str(f)!r} is not valid JSON: {e}") from None
+    if not isinstance(d, dict): raise ValueError(f"{str(f)!r} must hold a JSON object, got {type(d).__name__}")
+    try: return cls.from_hf(d)
+    except (TypeError, AttributeError) as e: raise ValueError(f"{str(f)!r}: not a Llama config ({e})") from None
 
 @patch
 def save_pretrained(self:LlamaConfig, path:str|Path):
@@ -302,6 +306,25 @@ def list_checkpoints(ckpt_dir) -> list:
     d = Path(ckpt_dir)
     return sorted(p for p in d.glob(CKPT_PREFIX + '*') if p.is_dir() and (p/'meta.json').exists()) if d.is_dir() else []
 
+# %% ../nbs/00_core.ipynb #d6233fc7
+INT_SETTINGS = {**dict.fromkeys(('batch_size', 'gradient_accumulation_steps', 'context_length', 'num_epochs', 'max_steps',
+                                 'keep_checkpoints', 'log_steps', 'dataset_size', 'nproc', 'lora_rank', 'max_new_tokens'), 1),
+                **dict.fromkeys(('warmup_steps', 'eval_steps', 'save_steps', 'eval_size', 'seed'), 0)}  # lowest allowed
+POSITIVE_SETTINGS, NONNEGATIVE_SETTINGS = ('lr', 'lora_alpha', 'device_memory'), ('weight_decay', 'max_grad_norm', 'temperature')
+
+def check_settings(d:dict, flag:str='') -> None:
+    "Raise `TrainError` naming the first numeric setting in `d` out of its range (None means 'not set')."
+    for k, v in d.items():
+        if v is None: continue
+        num, name = isinstance(v, (int, float)) and not isinstance(v, bool), flag + k
+        if k in INT_SETTINGS and not (num and isinstance(v, int) and v >= INT_SETTINGS[k]):
+            raise TrainError(f"{name} must be a {'positive' if INT_SETTINGS[k] else 'non-negative'} int, got {v!r}")
+        if k in POSITIVE_SETTINGS and not (num and math.isfinite(v) and v > 0):
+            raise TrainError(f"{name} must be a positive number, got {v!r}")
+        if k in NONNEGATIVE_SETTINGS and not (num and math.isfinite(v) and v >= 0):
+            raise TrainError(f"{name} must be a non-negative number, got {v!r}")
+        if k == 'lora_dropout' and not (num and 0 <= v < 1): raise TrainError(f"{name} must be in [0, 1), got {v!r}")
+
 # %% ../nbs/00_core.ipynb #abda04ec
 CSV_FIELDS = ('step', 'loss', 'eval_loss', 'lr', 'grad_norm', 'loss_tokens', 'tokens', 'tokens_per_s', 'tflops', 'mfu', 'elapsed_s')
 
@@ -360,12 +383,22 @@ def _fsync_tree(d:Path):
     try: os.fsync(fd)
     finally: os.close(fd)
 
+def check_replaceable(path, expect:str|None=None):
+    "Raise unless `path` is missing, empty, or an earlier output of the kind that holds the file `expect`."
+    p = Path(path)
+    if p.exists() and not p.is_dir(): raise TrainError(f"{p} exists and is a file: not replacing it; choose another directory")
+    if p.is_dir() and any(p.iterdir()) and not (expect and (p/expect).exists()):
+        raise TrainError(f"{p} exists and is not an earlier output of this kind (no {expect}): not replacing it; choose another directory")
+
 @contextmanager
 def atomic_dir(path, expect:str|None=None): # a file that marks an existing `path` as an earlier output of the same kind
     "Build directory `path` in a temporary sibling (yielded); on success fsync it and rename it over `path`; on error remove it."
     final = Path(path); final.parent.mkdir(parents=True, exist_ok=True)
-    if final.is_dir() and any(final.iterdir()) and not (expect and (final/expect).exists()):
-        raise TrainError(f"{final} exists and is not an earlier output of this kind (no {expect}): not replacing it; choose another directory")
+    for s in final.parent.glob(f'.old-{final.name}.*'):   # a process killed between its two renames
+        if final.exists(): shutil.rmtree(s, ignore_errors=True)
+        else: os.replace(s, final)                         # the previous output comes back
+    for s in final.parent.glob(f'.tmp-{final.name}.*'): shutil.rmtree(s, ignore_errors=True)   # a killed writer's leftovers
+    check_replaceable(final, expect)
     tmp, old = final.parent/f'.tmp-{final.name}.{os.getpid()}', final.parent/f'.old-{final.name}.{os.getpid()}'
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir()
     try:
@@ -373,7 +406,33 @@ def atomic_dir(path, expect:str|None=None): # a file that marks an existing `pat
         _fsync_tree(tmp)
         if final.exists(): os.replace(final, old)
         os.replace(tmp, final); shutil.rmtree(old, ignore_errors=True)
-    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
+    except BaseException as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, (TrainError, KeyboardInterrupt, SystemExit)) or not isinstance(e, Exception): raise
+        why = '; '.join(str(e).split('\n')) or type(e).__name__
+        raise OSError(f"could not write {final} ({type(e).__name__}: {why}); {'it is unchanged' if final.exists() else 'nothing was written'}") from e
+
+def write_checkpoint(ckpt_dir, step:int, save_state, meta:dict, keep:int=2) -> Path:
+    "`ckpt_dir/step_NNNNNNNN` written atomically (`save_state(file)` writes the state, then `meta.json`); keep the newest `keep`."
+    final = Path(ckpt_dir)/f'{CKPT_PREFIX}{step:08d}'
+    with atomic_dir(final, 'meta.json') as tmp:
+        save_state(tmp/'state.safetensors'); (tmp/'meta.json').write_text(json.dumps({**meta, 'step': step}, indent=1))
+    for old in list_checkpoints(ckpt_dir)[:-keep]: shutil.rmtree(old)
+    return final
+
+def peft_config(cfg, target_modules, base_model_name_or_path=None) -> dict:
+    "The `adapter_config.json` of a PEFT LoRA adapter for `LoRAConfig` `cfg` on modules named `target_modules`."
+    return dict(peft_type='LORA', task_type='CAUSAL_LM', r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,
+                target_modules=sorted(target_modules), bias='none', fan_in_fan_out=False, inference_mode=True,
+                base_model_name_or_path=base_model_name_or_path, use_rslora=False, use_dora=False, modules_to_save=None)
+
+def write_adapter(path, save_weights, cfg, target_modules, base_model_name_or_path=None, record:dict|None=None) -> Path:
+    "A PEFT adapter directory written atomically: `save_weights(file)` writes the weights; `record` goes to felafax_train.json."
+    with atomic_dir(path, 'adapter_config.json') as p:
+        save_weights(p/'adapter_model.safetensors')
+        (p/'adapter_config.json').write_text(json.dumps(peft_config(cfg, target_modules, base_model_name_or_path), indent=2))
+        if record is not None: (p/'felafax_train.json').write_text(json.dumps(record))
+    return Path(path)
 
 # %% ../nbs/00_core.ipynb #0c8ca867
 class CollapseGuard:
@@ -407,6 +466,31 @@ def weight_map(path) -> dict:
     if missing := sorted({q.name for q in out.values() if not q.is_file()}):
         raise FileNotFoundError(f"{idx} lists shard(s) that are not there: {', '.join(missing)}")
     return out
+
+def safetensors_header(f) -> tuple[dict, int]:
+    "`({name: {dtype, shape, data_offsets}}, data start)` of safetensors file `f`, checked against the file's size."
+    f = Path(f); size = f.stat().st_size
+    def bad(why): return ValueError(f"{f}: truncated or not a safetensors file ({why})")
+    with open(f, 'rb') as fh:
+        if size < 8: raise bad(f"{size} bytes")
+        n = int.from_bytes(fh.read(8), 'little')
+        if n > size - 8: raise bad(f"header of {n} bytes in a file of {size}")
+        try: h = json.loads(fh.read(n))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e: raise bad(f"header is not JSON: {e}") from None
+    if not isinstance(h, dict): raise bad("header is not a JSON object")
+    h.pop('__metadata__', None)
+    try: end = max((int(e['data_offsets'][1]) for e in h.values()), default=0)
+    except (TypeError, KeyError, IndexError, ValueError) as e: raise bad(f"malformed tensor entry: {e!r}") from None
+    if 8 + n + end != size: raise bad(f"tensors end at byte {8 + n + end}, the file has {size}")
+    return h, 8 + n
+
+def model_shards(path) -> list:
+    "The safetensors files of HF model directory `path` (by its index, or `model.safetensors`), each header checked."
+    p = Path(path)
+    fs = sorted(set(weight_map(p).values())) if (p/'model.safetensors.index.json').exists() else [p/'model.safetensors']
+    if not fs[0].is_file(): raise FileNotFoundError(f"{p} has no model.safetensors (nor an index of shards)")
+    for f in fs: safetensors_header(f)
+    return fs
 
 # %% ../nbs/00_core.ipynb #8aeaabe5
 RESUMABLE_CHANGES = ('eval_steps', 'save_steps', 'keep_checkpoints', 'log_steps', 'log_to')

@@ -11,11 +11,11 @@ import numpy as np
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'SEED_TASKS', 'DataError',
-           'BadRows', 'read_json_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca', 'encode_chat',
-           'encode_text', 'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups',
-           'build_rows', 'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match',
-           'is_task', 'load_datasets', 'seed_tasks_path']
+__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'SEED_TASKS',
+           'DataError', 'BadRows', 'read_json_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca',
+           'encode_chat', 'encode_text', 'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset',
+           'pack_groups', 'build_rows', 'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset',
+           'exact_match', 'is_task', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -137,6 +137,8 @@ def encode_alpaca(row:dict, tok) -> tuple:
     return _join([prompt, list(tok.encode(out, add_special_tokens=False)) + [_eos(tok)]], [0, 1])
 
 # %% ../nbs/07_data.ipynb #5efe926b
+CHAT_ROLES = ('system', 'user', 'assistant', 'tool')
+
 def _messages(row) -> list:
     "The validated `messages` list of a chat row."
     if not isinstance(row, dict) or not isinstance(msgs := row.get('messages'), list) or not msgs:
@@ -144,6 +146,8 @@ def _messages(row) -> list:
     for i, m in enumerate(msgs):
         if not isinstance(m, dict) or not all(isinstance(m.get(k), str) for k in ('role', 'content')):
             raise BadRow(f"message {i} must be an object with string 'role' and 'content'")
+    if bad := [f"message {i}: unknown role {m['role']!r}" for i, m in enumerate(msgs) if m['role'] not in CHAT_ROLES]:
+        raise BadRow(f"{bad[0]}; roles are {', '.join(CHAT_ROLES)}")
     if not any(m['role'] == 'assistant' for m in msgs): raise BadRow("no assistant message to train on")
     return [{'role': m['role'], 'content': m['content']} for m in msgs]
 
@@ -215,6 +219,8 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
         for ids, m in pieces: ds.ids.append(ids); ds.mask.append(m); ds.src.append(len(ds.where))
         ds.where.append(where)
     bad.warn(); long.warn()
+    if ds.n_truncated: warnings.warn(f"{bad.path}: {ds.n_truncated} of {len(ds.where)} example(s) longer than context_length "
+                                     f"{context_length} were cut to fit; their ends are not trained on")
     ds.skipped = sorted(bad.rows + long.rows, key=lambda r: [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', r[0])])
     if not ds.ids: raise DataError(f"{bad.path}: no usable rows ({len(ds.skipped)} skipped)")
     return ds
@@ -381,19 +387,26 @@ def is_task(name) -> bool:
 def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   eval_size:int=0, # rows held out (0: none)
                   dataset_size:int=1000, # training rows generated for a synthetic task
-                  seed:int=42, on_bad_row:str='raise') -> tuple:
+                  seed:int=42, on_bad_row:str='raise',
+                  batch_size:int=1, pack:bool=True) -> tuple: # rows one optimizer step takes, and packing, to check the data fills one
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
     T = context_length
     if is_task(dataset):
         rows = make_task_dataset(dataset_size + eval_size, seed=seed, tasks=tuple(str(dataset).split(',')))
         held, train = rows[:eval_size], rows[eval_size:]
         ds = tokenize_rows(train, tokenizer, T, on_bad_row=on_bad_row, on_long_prompt=on_bad_row, name=f'task {dataset}')
-        return ds, tokenize_rows(held, tokenizer, T, name='held-out rows') if held else None, held or None
-    if not Path(dataset).exists(): raise FileNotFoundError(f"dataset {str(dataset)!r} is neither a file nor built-in tasks ({', '.join(TASKS)})")
-    ds = read_dataset(dataset, tokenizer, T, format, on_bad_row=on_bad_row, on_long_prompt=on_bad_row)
-    if not eval_size: return ds, None, None
-    if eval_size >= len(ds.where): raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
-    return (*ds.split(eval_size / len(ds.where), seed=seed), None)
+        out = ds, tokenize_rows(held, tokenizer, T, name='held-out rows') if held else None, held or None
+    else:
+        if not Path(dataset).exists():
+            raise FileNotFoundError(f"dataset {str(dataset)!r} is neither a file nor built-in tasks ({', '.join(TASKS)})")
+        ds = read_dataset(dataset, tokenizer, T, format, on_bad_row=on_bad_row, on_long_prompt=on_bad_row)
+        if eval_size >= len(ds.where) > 0 and eval_size:
+            raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
+        out = (*ds.split(eval_size / len(ds.where), seed=seed), None) if eval_size else (ds, None, None)
+    if (n := len(build_rows(out[0], T, pack=pack)['tokens'])) < batch_size:
+        raise DataError(f"dataset {dataset}: {n} training row(s) of {T} tokens, fewer than the {batch_size} of one optimizer "
+                        "step (batch_size x gradient_accumulation_steps); add data or lower the batch")
+    return out
 
 # %% ../nbs/07_data.ipynb #e6543284
 SEED_TASKS = {'alpaca': 'alpaca_format_seed_tasks.json', 'self_instruct': 'self_instruct_seed_tasks.jsonl'}

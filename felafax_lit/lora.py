@@ -14,7 +14,7 @@ import flax.linen as nn
 import optax
 from flax.traverse_util import flatten_dict, unflatten_dict
 from safetensors.numpy import save_file, load_file
-from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, preset, PRESETS, atomic_dir
+from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, preset, PRESETS, write_adapter
 from .model import Dense, Llama
 from .conversion import name_table, save_hf
 
@@ -113,8 +113,9 @@ def _peft_keys(c:LlamaConfig, path:str) -> list[tuple[int|None, str]]:
     return [(i, pre + hf.format(i=i)) for i in range(c.num_hidden_layers)]
 
 # %% ../nbs/04_lora.ipynb #8d285a45
-def save_peft(lora:dict, c:LlamaConfig, cfg:LoRAConfig, path:str|Path, base_model_name_or_path:str|None=None) -> Path:
-    "Write adapter `lora` as a PEFT LoRA adapter directory `path`."
+def save_peft(lora:dict, c:LlamaConfig, cfg:LoRAConfig, path:str|Path, base_model_name_or_path:str|None=None,
+              record:dict|None=None) -> Path:
+    "Write adapter `lora` as a PEFT LoRA adapter directory `path` (`record`: what trained it, as felafax_train.json)."
     tensors, names = {}, set()
     for mod, v in flatten_dict(lora, sep='/').items():
         mod, kind = mod.rsplit('/', 1); names.add(mod.split('/')[-1])
@@ -122,15 +123,8 @@ def save_peft(lora:dict, c:LlamaConfig, cfg:LoRAConfig, path:str|Path, base_mode
         for i, key in _peft_keys(c, mod):
             t = w if i is None else w[i]
             tensors[key + ('.lora_A.weight' if kind == 'lora_a' else '.lora_B.weight')] = np.ascontiguousarray(t.T)
-    with atomic_dir(path, 'adapter_config.json') as p: _write_peft(p, tensors, names, cfg, base_model_name_or_path)
-    return Path(path)
-
-def _write_peft(p, tensors, names, cfg, base_model_name_or_path):
-    save_file(tensors, str(p/'adapter_model.safetensors'), metadata={'format': 'pt'})
-    conf = dict(peft_type='LORA', task_type='CAUSAL_LM', r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,
-                target_modules=sorted(names), bias='none', fan_in_fan_out=False, inference_mode=True,
-                base_model_name_or_path=base_model_name_or_path, use_rslora=False, use_dora=False, modules_to_save=None)
-    (p/'adapter_config.json').write_text(json.dumps(conf, indent=2))
+    save = lambda f: save_file(tensors, str(f), metadata={'format': 'pt'})
+    return write_adapter(path, save, cfg, names, base_model_name_or_path, record)
 
 # %% ../nbs/04_lora.ipynb #1a3cb542
 def _check_peft_config(d:dict, where):

@@ -14,7 +14,8 @@ from .core import LlamaConfig, RopeScaling
 
 # %% auto #0
 __all__ = ['REMAT_POLICIES', 'Dense', 'RMSNorm', 'rope_frequencies', 'rope_angles', 'apply_rope', 'attention_mask', 'attend',
-           'Attention', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step', 'generate']
+           'Attention', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step', 'sample_token',
+           'stream', 'generate']
 
 # %% ../nbs/01_model.ipynb #2b6729d7
 class Dense(nn.Module):
@@ -231,23 +232,40 @@ def _left_pad(prompts, multiple:int=16):
     return toks, seg, np.maximum(np.cumsum(seg, 1) - 1, 0).astype(np.int32)
 
 # %% ../nbs/01_model.ipynb #e2f4a7fd
-def generate(model:Llama, params, prompt_ids, max_new_tokens:int, eos_token_id=None, return_logits:bool=False):
-    "Greedy decoding with a KV cache; returns prompt + new ids (a list for one prompt, else a list of lists)."
+def sample_token(logits, temperature:float=0.0, top_p:float=1.0, rng=None) -> np.ndarray:
+    "Next token per row of `logits [B,V]`: the argmax at temperature 0, else a draw from the `top_p` nucleus at `temperature`."
+    l = np.asarray(logits, np.float64)
+    if temperature == 0: return l.argmax(-1).astype(np.int32)
+    p = np.exp((l - l.max(-1, keepdims=True)) / temperature); p /= p.sum(-1, keepdims=True)
+    order = np.argsort(-p, -1, kind='stable'); ps = np.take_along_axis(p, order, -1)
+    ps = np.where(np.cumsum(ps, -1) - ps < top_p, ps, 0.0)   # the fewest most likely tokens that hold top_p of the mass
+    rng = rng if rng is not None else np.random.default_rng()
+    return np.array([order[b, rng.choice(ps.shape[1], p=ps[b] / ps[b].sum())] for b in range(len(ps))], np.int32)
+
+def stream(model:Llama, params, prompts:list, max_new_tokens:int, eos_token_id=None,
+           temperature:float=0.0, top_p:float=1.0, seed:int=0):
+    "Decode id lists `prompts` with a KV cache, yielding `(tokens [B], logits [B,V])` per new position; done rows repeat EOS."
     if max_new_tokens < 1: raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-    one = np.ndim(prompt_ids[0]) == 0
-    prompts = [list(prompt_ids)] if one else [list(p) for p in prompt_ids]
     variables = params if 'params' in params else {'params': params}
-    toks, seg, pos = _left_pad(prompts); B, T = toks.shape
+    toks, seg, pos = _left_pad(prompts); B, T = toks.shape; rng = np.random.default_rng(seed)
     eos = np.array([] if eos_token_id is None else np.ravel(eos_token_id), np.int32)
     cache = init_cache(model, B, _round_up(T + max_new_tokens, 128))
     nxt, logits, cache = decode_step(model, variables, cache, toks, pos, seg)
-    new, all_logits, done, pos = [], [], np.zeros(B, bool), pos[:, -1:]
+    done, pos = np.zeros(B, bool), pos[:, -1:]
     for i in range(max_new_tokens):
-        t = np.where(done, eos[0] if len(eos) else 0, np.asarray(nxt)); new.append(t); all_logits.append(logits)
+        t = np.asarray(nxt) if temperature == 0 else sample_token(logits, temperature, top_p, rng)
+        t = np.where(done, eos[0] if len(eos) else 0, t); yield t, logits
         done |= np.isin(t, eos)
-        if done.all() or i == max_new_tokens - 1: break
+        if done.all() or i == max_new_tokens - 1: return
         pos = pos + 1
         nxt, logits, cache = decode_step(model, variables, cache, t[:, None], pos, np.ones((B, 1), np.int32))
+
+def generate(model:Llama, params, prompt_ids, max_new_tokens:int, eos_token_id=None, return_logits:bool=False,
+             temperature:float=0.0, top_p:float=1.0, seed:int=0):
+    "Greedy (or sampled) decoding with a KV cache; returns prompt + new ids (a list for one prompt, else a list of lists)."
+    one = np.ndim(prompt_ids[0]) == 0
+    prompts = [list(prompt_ids)] if one else [list(p) for p in prompt_ids]
+    new, all_logits = zip(*stream(model, params, prompts, max_new_tokens, eos_token_id, temperature, top_p, seed))
     out = [p + [int(x[b]) for x in new] for b, p in enumerate(prompts)]
     out = out[0] if one else out
     return (out, np.stack([np.asarray(l) for l in all_logits], 1)) if return_logits else out

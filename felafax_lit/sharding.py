@@ -12,7 +12,7 @@ import jax, jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
 from flax.traverse_util import flatten_dict
-from .core import LlamaConfig, LoRAConfig, tiny_config, weight_map
+from .core import LlamaConfig, LoRAConfig, tiny_config, weight_map, safetensors_header
 from .model import Llama
 from .quant_jax import NF4Tensor, quantize_nf4, quantize_stacked
 from .conversion import hf_names, safetensors_files, param_shapes, _nest
@@ -193,9 +193,8 @@ _ST_DTYPES = {'F64': np.float64, 'F32': np.float32, 'F16': np.float16, 'BF16': j
               'I32': np.int32, 'I16': np.int16, 'I8': np.int8, 'U8': np.uint8, 'BOOL': np.bool_}
 
 def _st_header(f) -> tuple[dict, int]:
-    "A safetensors file's header `{name: {dtype, shape, data_offsets}}` and the offset where its data starts."
-    with open(f, 'rb') as fh: n = int.from_bytes(fh.read(8), 'little'); h = json.loads(fh.read(n))
-    h.pop('__metadata__', None); return h, 8 + n
+    "A safetensors file's header `{name: {dtype, shape, data_offsets}}` and the offset where its data starts (checked)."
+    return safetensors_header(f)
 
 # %% ../nbs/03_sharding.ipynb #f1e0b569
 class _Reader:

@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
 from tqdm.auto import tqdm
 from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, train_flops_per_token, peak_flops, speed_metrics, speed_text
-from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, atomic_dir
+from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, atomic_dir, check_settings, write_checkpoint
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity, dataset_identity, run_identity, check_resume
 from .model import Llama, generate
 from .lora import lora_model, init_lora, merge_lora, save_peft
@@ -68,10 +68,7 @@ class TrainConfig:
     def __post_init__(self):
         for k, ok in (('train_type', TRAIN_TYPES), ('lr_scheduler', SCHEDULERS), ('precision', PRECISIONS), ('log_to', LOG_TO)):
             _tc_check(getattr(self, k) in ok, f"{k} must be one of {', '.join(ok)}, got {getattr(self, k)!r}")
-        for k in ('batch_size', 'gradient_accumulation_steps', 'context_length', 'num_epochs', 'keep_checkpoints', 'log_steps'):
-            _tc_check(isinstance(getattr(self, k), int) and getattr(self, k) > 0, f"{k} must be a positive int, got {getattr(self, k)!r}")
-        _tc_check(self.max_steps is None or self.max_steps > 0, f"max_steps must be positive, got {self.max_steps}")
-        _tc_check(self.lr > 0 and math.isfinite(self.lr), f"lr must be a positive number, got {self.lr}")
+        check_settings({f.name: getattr(self, f.name) for f in fields(self)})
 
 # %% ../nbs/08a_train_jax.ipynb #f5790a55
 def enable_compilation_cache(path=None):
@@ -267,18 +264,9 @@ def state_arrays(state) -> dict:
 # %% ../nbs/08a_train_jax.ipynb #0fa55844
 def save_checkpoint(ckpt_dir, state:dict, meta:dict, keep:int=2) -> Path:
     "Write `state` and `meta` atomically as `ckpt_dir/step_NNNNNNNN`; delete all but the newest `keep`."
-    arrays = state_arrays(state); step = int(arrays["['step']"]); d = Path(ckpt_dir)
-    final, tmp = d/f'{CKPT_PREFIX}{step:08d}', d/f'.tmp-{CKPT_PREFIX}{step:08d}'
-    if jax.process_index() == 0:
-        d.mkdir(parents=True, exist_ok=True); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir()
-        try:
-            save_file(arrays, str(tmp/'state.safetensors'))
-            (tmp/'meta.json').write_text(json.dumps({**meta, 'step': step}, indent=1))
-            if final.exists(): shutil.rmtree(final)
-            os.replace(tmp, final)
-        except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
-        for old in list_checkpoints(d)[:-keep]: shutil.rmtree(old)
-    return final
+    arrays = state_arrays(state); step = int(arrays["['step']"])
+    if jax.process_index() == 0: write_checkpoint(ckpt_dir, step, lambda f: save_file(arrays, str(f)), meta, keep)
+    return Path(ckpt_dir)/f'{CKPT_PREFIX}{step:08d}'
 
 # %% ../nbs/08a_train_jax.ipynb #26cef3be
 def load_checkpoint(path, like:dict, shardings:dict|None=None) -> tuple:
@@ -308,10 +296,11 @@ class Trainer:
             self.config = LlamaConfig.from_pretrained(model); self.model = build_model(self.config, tc, lora)
             shapes = abstract_params(self.config, compute_dtype(tc), 'nf4' if tc.train_type == 'qlora' else None)
             trained = None if tc.train_type == 'full' else init_lora(self.model, shapes, key)  # before any weight is read
-            _, base = load_base(model, tc, self.mesh); self.base_identity = checkpoint_identity(model)
+            _, base = load_base(model, tc, self.mesh); self.base_identity = self.base_checkpoint = checkpoint_identity(model)
             frozen, trained = ({}, base) if tc.train_type == 'full' else (base, trained)
         else:
-            self.config, params = model; self.base_identity = arrays_identity(jax.tree.leaves(params))
+            self.config, params = model; self.base_checkpoint = None
+            self.base_identity = arrays_identity(jax.tree.leaves(params))
             self.model, frozen, trained = prepare(self.config, params, tc, lora, key); del params
         self._place(frozen, trained)
 
@@ -439,10 +428,8 @@ def merged_params(self:Trainer) -> dict:
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type)."
     _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
-    with atomic_dir(path, 'adapter_config.json') as p:
-        save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, p, base_model_name_or_path)
-        (p/'felafax_train.json').write_text(json.dumps({'train_type': self.tc.train_type, 'precision': self.tc.precision}))
-    return Path(path)
+    record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': self.base_checkpoint}
+    return save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, path, base_model_name_or_path, record)
 
 @patch
 def save_merged(self:Trainer, path, copy_files_from=None) -> Path:

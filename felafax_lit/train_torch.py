@@ -22,6 +22,7 @@ import bitsandbytes as bnb
 from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, train_flops_per_token, peak_flops, speed_metrics, speed_text, real_model_dir
 from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, copy_hf_extras, atomic_dir
+from .core import check_settings, write_checkpoint, write_adapter
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, checkpoint_identity, dataset_identity, run_identity, check_resume
 from .data import Loader, TokenDataset, build_rows, packed_attention_mask, read_dataset, load_datasets
 from .quant_torch import load_quantized
@@ -33,8 +34,7 @@ __all__ = ['TRAIN_TYPES', 'QUANT_OF', 'SCHEDULERS', 'PRECISIONS', 'LOG_TO', 'DTY
            'TrainConfig', 'lr_at', 'clip_grads_', 'model_inputs', 'token_loss_sum', 'default_device',
            'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compile_layers', 'build_model', 'save_checkpoint',
            'Trainer', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
-           'merged_state_dict', 'save_hf_dir', 'peft_adapter_config', 'main', 'launch_train', 'lora_from_options',
-           'cli_train']
+           'merged_state_dict', 'save_hf_dir', 'main', 'launch_train', 'lora_from_options', 'cli_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')
@@ -53,10 +53,7 @@ def _validate(tc):
     for k, allowed in (('train_type', TRAIN_TYPES), ('lr_scheduler', SCHEDULERS), ('precision', PRECISIONS),
                        ('log_to', LOG_TO), ('remat', ('none', 'full', 'dots'))):
         _tc_check(getattr(tc, k) in allowed, f"{k} must be one of {', '.join(allowed)}, got {getattr(tc, k)!r}")
-    for k in ('batch_size', 'gradient_accumulation_steps', 'context_length', 'num_epochs', 'keep_checkpoints', 'log_steps'):
-        _tc_check(isinstance(getattr(tc, k), int) and getattr(tc, k) > 0, f"{k} must be a positive int, got {getattr(tc, k)!r}")
-    _tc_check(tc.max_steps is None or tc.max_steps > 0, f"max_steps must be positive, got {tc.max_steps}")
-    _tc_check(tc.lr > 0 and math.isfinite(tc.lr), f"lr must be a positive number, got {tc.lr}")
+    check_settings({f.name: getattr(tc, f.name) for f in fields(tc)})
 
 # %% ../nbs/08b_train_torch.ipynb #268f5c6b
 @dataclass(frozen=True)
@@ -187,19 +184,9 @@ def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
 # %% ../nbs/08b_train_torch.ipynb #f1f2bd76
 def save_checkpoint(ckpt_dir, tensors:dict, meta:dict, keep:int=2) -> Path:
     "Write `tensors` and `meta` atomically as `ckpt_dir/step_NNNNNNNN` (rank 0); delete all but the newest `keep`."
-    step, d = int(meta['step']), Path(ckpt_dir)
-    final, tmp = d/f'{CKPT_PREFIX}{step:08d}', d/f'.tmp-{CKPT_PREFIX}{step:08d}'
-    if _rank_world()[0] == 0:
-        d.mkdir(parents=True, exist_ok=True); shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir()
-        try:
-            save_file(tensors, str(tmp/'state.safetensors'))
-            (tmp/'meta.json').write_text(json.dumps(meta, indent=1))
-            if final.exists(): shutil.rmtree(final)
-            os.replace(tmp, final)
-        except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
-        for old in list_checkpoints(d)[:-keep]: shutil.rmtree(old)
+    if _rank_world()[0] == 0: write_checkpoint(ckpt_dir, int(meta['step']), lambda f: save_file(tensors, str(f)), meta, keep)
     if dist.is_initialized(): dist.barrier()
-    return final
+    return Path(ckpt_dir)/f'{CKPT_PREFIX}{int(meta["step"]):08d}'
 
 # %% ../nbs/08b_train_torch.ipynb #bbae5e27
 class Trainer:
@@ -439,7 +426,7 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
     lora = LoRAConfig(**lora) if isinstance(lora, dict) else lora
     if output_dir is not None: writable_dir(output_dir)
     ds, held, _ = load_datasets(dataset, AutoTokenizer.from_pretrained(model_dir), tc.context_length, dataset_format,
-                                eval_size, dataset_size, tc.seed, on_bad_row)
+                                eval_size, dataset_size, tc.seed, on_bad_row, tc.batch_size * tc.gradient_accumulation_steps, tc.pack)
     tr = Trainer(model_dir, tc, lora, output_dir); tr.fit(ds, held, resume=resume, until=until, progress=progress, allow_changes=tuple(allow_changes))
     if export and output_dir is not None and until is None:
         if tc.train_type != 'full': tr.save_adapter(Path(output_dir)/'adapter', str(Path(model_dir).resolve()))
@@ -490,23 +477,15 @@ def _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from):
     if copy_files_from: copy_hf_extras(copy_files_from, p)
 
 # %% ../nbs/08b_train_torch.ipynb #616008f3
-def peft_adapter_config(cfg:LoRAConfig, target_modules, base_model_name_or_path=None) -> dict:
-    "The `adapter_config.json` of a PEFT LoRA adapter (the fields `lora.save_peft` writes)."
-    return dict(peft_type='LORA', task_type='CAUSAL_LM', r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,
-                target_modules=sorted(target_modules), bias='none', fan_in_fan_out=False, inference_mode=True,
-                base_model_name_or_path=base_model_name_or_path, use_rslora=False, use_dora=False, modules_to_save=None)
-
 @patch
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type); rank 0 writes."
     _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
     t = {_clean(k): v.float().contiguous() for k, v in lora_state_dict(self.model).items()}   # a collective under FSDP2
     if self.rank == 0:
-        with atomic_dir(path, 'adapter_config.json') as p:
-            save_file(t, str(p/'adapter_model.safetensors'), metadata={'format': 'pt'})
-            names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
-            (p/'adapter_config.json').write_text(json.dumps(peft_adapter_config(self.lora_cfg, names, base_model_name_or_path), indent=2))
-            (p/'felafax_train.json').write_text(json.dumps({'train_type': self.tc.train_type, 'precision': self.tc.precision}))
+        names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
+        record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': checkpoint_identity(self.model_dir)}
+        write_adapter(path, lambda f: save_file(t, str(f), metadata={'format': 'pt'}), self.lora_cfg, names, base_model_name_or_path, record)
     if dist.is_initialized(): dist.barrier()
     return Path(path)
 
