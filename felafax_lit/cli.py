@@ -10,12 +10,13 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import safetensors_header, checkpoint_identity, check_replaceable
 from .data import DataError, TASKS, is_task, load_datasets, make_task_dataset, exact_match, alpaca_prompt, read_json_rows
+from .data import HF_NAMES, parse_columns
 
 # %% auto #0
-__all__ = ['LORA_MODULES', 'DEMO', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data', 'train_config',
-           'check_backend', 'make_trainer', 'save_outputs', 'train_torch', 'cmd_train', 'cmd_export', 'read_prompts',
-           'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model', 'check_tokenizer',
-           'check_adapter', 'check_adapter_base', 'validate', 'main']
+__all__ = ['LORA_MODULES', 'DEMO', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options',
+           'train_config', 'check_backend', 'make_trainer', 'save_outputs', 'train_torch', 'cmd_train', 'cmd_export',
+           'read_prompts', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model',
+           'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -57,8 +58,14 @@ def _backend_args(p):
 # %% ../nbs/09_cli.ipynb #b732c56b
 def _data_args(p, dataset='sort', size=1000, eval_size=24):
     a = p.add_argument
-    a('--dataset', default=dataset, help=f"a JSON/JSONL file (Alpaca rows or chat 'messages'), a .txt file or directory of .txt files, or a built-in synthetic task: {', '.join(TASKS)}, or several joined by commas (default: %(default)s)")
-    a('--dataset_format', default='auto', choices=('auto', 'alpaca', 'chat', 'text'), help="row format of a dataset file (default: %(default)s, from the file)")
+    a('--dataset', default=dataset, help=f"a JSON/JSONL file (Alpaca, chat 'messages', 'prompt'+'completion' or 'text' rows), a .txt file or "
+      f"directory of .txt files, a parquet/Arrow/CSV file or directory or a save_to_disk directory (HF datasets), a hub id "
+      f"org/name, one of fsdp_qlora's names ({', '.join(HF_NAMES)}), or a built-in synthetic task: {', '.join(TASKS)}, "
+      "or several joined by commas (default: %(default)s)")
+    a('--dataset_split', default=None, help="HF datasets: the split to train on (default: train, or the short name's)")
+    a('--dataset_config', default=None, help="HF datasets: the configuration (subset) of a hub dataset")
+    a('--dataset_columns', default=None, help="HF datasets: our field names mapped to the dataset's columns, e.g. instruction=question,output=answer")
+    a('--dataset_format', default='auto', choices=('auto', 'alpaca', 'chat', 'text', 'completion'), help="row format of a dataset file (default: %(default)s, from the file)")
     a('--dataset_size', type=int, default=size, help="rows generated for a synthetic task (default: %(default)s)")
     a('--eval_size', type=int, default=eval_size, help="rows held out for the evaluation loss (and exact match in the demo); 0: none (default: %(default)s)")
     a('--on_bad_row', default='raise', choices=('raise', 'skip'), help="stop at a malformed row, or skip malformed rows and prompts longer than the context (default: %(default)s)")
@@ -171,7 +178,11 @@ def load_data(args, tok) -> tuple:
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows or None) for `--dataset`."
     return load_datasets(args.dataset, tok, args.context_length, args.dataset_format, args.eval_size, args.dataset_size,
                          args.seed, args.on_bad_row,
-                         args.batch_size * args.gradient_accumulation_steps, args.pack)
+                         args.batch_size * args.gradient_accumulation_steps, args.pack, hf_options(args))
+
+def hf_options(args) -> dict:
+    "The HF `datasets` options of the command line: split, config, columns."
+    return dict(split=args.dataset_split, config=args.dataset_config, columns=parse_columns(args.dataset_columns))
 
 # %% ../nbs/09_cli.ipynb #10b22f54
 def train_config(args):
@@ -223,7 +234,7 @@ def save_outputs(tr, args, model_dir) -> dict:
 def train_torch(args) -> dict:
     "`felafax_lit train --backend torch`: `train_torch.cli_train` here or under torchrun (`--nproc`)."
     from felafax_lit.train_torch import cli_train
-    check_backend(args); cli_train(args); out = Path(args.output_dir)
+    check_backend(args); cli_train({**vars(args), 'hf': hf_options(args)}); out = Path(args.output_dir)
     paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")
     return paths
@@ -473,7 +484,7 @@ def validate(args):
     "Check a parsed command line, and the model, tokenizer, adapter and packages it names, before anything is loaded."
     check_settings(vars(args), '--')
     if args.command in ('train', 'demo'):
-        lora_targets(args.lora_target_modules); check_backend(args)
+        lora_targets(args.lora_target_modules); check_backend(args); parse_columns(args.dataset_columns)
         if args.allow_changes and not args.resume: raise ValueError("--allow_changes has an effect only with --resume")
         if (pkg := _LOG_PACKAGES.get(args.log_to)) and importlib.util.find_spec(pkg) is None:
             raise ValueError(f"--log_to {args.log_to} needs the {pkg} package: pip install {pkg}")

@@ -6,16 +6,20 @@
 from __future__ import annotations
 import bisect, json, re, warnings
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Iterator
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'SEED_TASKS',
-           'DataError', 'BadRows', 'read_json_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca',
-           'encode_chat', 'encode_text', 'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset',
+__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'HF_SUFFIXES',
+           'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'SEED_TASKS', 'DataError', 'BadRows', 'read_json_rows',
+           'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca', 'encode_chat', 'encode_text',
+           'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset',
            'pack_groups', 'build_rows', 'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset',
-           'exact_match', 'is_task', 'load_datasets', 'seed_tasks_path']
+           'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task',
+           'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -176,7 +180,19 @@ def encode_text(row:dict, tok) -> tuple:
     ids = list(tok.encode(_field(row, 'text'), add_special_tokens=True)) + [_eos(tok)]
     return np.array(ids, np.int32), np.ones(len(ids), np.int8)
 
-ENCODERS = {'alpaca': encode_alpaca, 'chat': encode_chat, 'text': encode_text}
+def encode_completion(row:dict, tok) -> tuple:
+    "(ids, mask) of a `{prompt, completion}` row: the prompt as written (mask 0), then the completion and EOS (mask 1)."
+    prompt = tok.encode(_field(row, 'prompt'), add_special_tokens=True)
+    return _join([prompt, list(tok.encode(_field(row, 'completion'), add_special_tokens=False)) + [_eos(tok)]], [0, 1])
+
+ENCODERS = {'alpaca': encode_alpaca, 'chat': encode_chat, 'text': encode_text, 'completion': encode_completion}
+
+def row_format(row) -> str:
+    "The format a row is in, from its fields: chat (`messages`), completion (`prompt`, `completion`), text, else alpaca."
+    if not isinstance(row, dict): return 'alpaca'
+    if 'messages' in row: return 'chat'
+    if 'prompt' in row and 'completion' in row: return 'completion'
+    return 'text' if 'text' in row and 'instruction' not in row else 'alpaca'
 
 # %% ../nbs/07_data.ipynb #f804abac
 class PromptTooLong(Exception):
@@ -207,8 +223,9 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
                   on_bad_row:str|BadRows='raise', # 'raise' or 'skip' malformed rows
                   on_long_prompt:str='raise', # 'raise' or 'skip' rows whose prompt exceeds `context_length`
                   name:str='rows') -> TokenDataset:
-    "Encode and fit `rows` (dicts, or `(where, dict)` pairs) into a `TokenDataset`."
-    enc, bad = ENCODERS[format], on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(name, on_bad_row)
+    "Encode and fit `rows` (dicts, or `(where, dict)` pairs; any iterable) into a `TokenDataset`."
+    enc = format if callable(format) else ENCODERS[format]   # a callable: (row, tokenizer) -> (ids, mask)
+    bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(name, on_bad_row)
     long, ds = BadRows(bad.path, on_long_prompt, 'row(s) with a prompt longer than the context length'), TokenDataset()
     for k, r in enumerate(rows):
         where, row = r if isinstance(r, tuple) else (f"index {k}", r)
@@ -379,6 +396,88 @@ def exact_match(pred:str, ref:str) -> bool:
     "Whether `pred` equals `ref` after trimming and collapsing whitespace."
     return ' '.join(pred.split()) == ' '.join(ref.split())
 
+# %% ../nbs/07_data.ipynb #0c41e7d7
+HF_SUFFIXES = {'.parquet': 'parquet', '.arrow': 'arrow', '.csv': 'csv'}
+FILE_SUFFIXES = ('.json', '.jsonl', '.txt', *HF_SUFFIXES)   # a missing file so named is not a hub id
+ASSISTANT = '### Assistant: '
+
+def _guanaco(r:dict) -> dict:
+    text = _field(r, 'text'); cut = text.find(ASSISTANT)
+    if cut < 0: raise BadRow(f"no {ASSISTANT!r} in the text")
+    return {'prompt': text[:cut + len(ASSISTANT)], 'completion': text[cut + len(ASSISTANT):]}
+
+def _qna(r:dict, context:bool) -> dict:
+    ctx = f"###Context:\n{_field(r, 'context')}\n" if context else ''
+    return {'prompt': f"{ctx}###Question:\n{_field(r, 'question')}\n###Answer:\n", 'completion': _field(r, 'answer')}
+
+HF_NAMES = {'alpaca': ('yahma/alpaca-cleaned', 'train', None), 'guanaco': ('timdettmers/openassistant-guanaco', 'train', _guanaco),
+            'orca_math': ('microsoft/orca-math-word-problems-200k', 'train', partial(_qna, context=False)),
+            'sql': ('knowrohit07/know_sql', 'validation', partial(_qna, context=True))}  # fsdp_qlora's names: (hub id, split, row map)
+
+def _saved(p:Path) -> bool: return p.is_dir() and any((p/f).exists() for f in ('dataset_info.json', 'dataset_dict.json', 'state.json'))
+
+def _data_files(p:Path) -> tuple:
+    "(builder, files) of a parquet/arrow/CSV file or of a directory holding files of one of those kinds; (None, []) if neither."
+    fs = [p] if p.is_file() else sorted(f for f in p.rglob('*') if f.suffix in HF_SUFFIXES) if p.is_dir() else []
+    kinds = {HF_SUFFIXES.get(f.suffix) for f in fs}
+    return (kinds.pop(), [str(f) for f in fs]) if len(kinds) == 1 and None not in kinds else (None, [])
+
+def is_hf_dataset(name) -> bool:
+    "Is `name` read through HF `datasets`: a short name, a parquet/arrow/CSV file or directory, a `save_to_disk` directory, a hub id?"
+    p = Path(str(name))
+    if str(name) in HF_NAMES or _saved(p) or _data_files(p)[0]: return True
+    return not p.exists() and p.suffix not in FILE_SUFFIXES and re.fullmatch(r'[\w.-]+/[\w.-]+', str(name)) is not None
+
+# %% ../nbs/07_data.ipynb #e33a9e12
+def _csv_strings(f) -> dict:
+    "Options that read every column of CSV file `f` as text, empty cells as empty strings (not numbers and NaN)."
+    import csv, datasets
+    with open(f, newline='', encoding='utf-8-sig') as fh: names = next(csv.reader(fh), [])
+    return dict(features=datasets.Features({n: datasets.Value('string') for n in names}), keep_default_na=False)
+
+def load_hf_dataset(name, split:str|None=None, config:str|None=None):
+    "`(datasets.Dataset, row map or None)` for `name`: a short name, a local file or directory, or a hub id."
+    import datasets
+    hub, default_split, fn = HF_NAMES.get(str(name), (str(name), 'train', None)); split, p = split or default_split, Path(str(name))
+    try:
+        if _saved(p):
+            ds = datasets.load_from_disk(str(p))
+            if isinstance(ds, datasets.DatasetDict):
+                if split not in ds: raise DataError(f"dataset {name}: no split {split!r} (it has {', '.join(ds)})")
+                ds = ds[split]
+        elif (files := _data_files(p))[0]:
+            ds = datasets.load_dataset(files[0], data_files=files[1], split='train', **(_csv_strings(files[1][0]) if files[0] == 'csv' else {}))
+        else: ds = datasets.load_dataset(hub, config, split=split)
+    except DataError: raise
+    except Exception as e:
+        why = ' '.join(str(e).split())[:300] or type(e).__name__
+        raise DataError(f"dataset {str(name)!r} could not be loaded with HF datasets ({type(e).__name__}: {why})") from None
+    return ds, fn
+
+def hf_rows(ds, columns:dict|None=None) -> Iterator:
+    "`(where, row)` pairs of a `datasets.Dataset`, one at a time, with fields renamed by `columns` (ours -> theirs)."
+    if missing := [v for v in (columns or {}).values() if v not in ds.column_names]:
+        raise DataError(f"dataset has no column {missing[0]!r} (columns: {', '.join(ds.column_names)})")
+    for i, r in enumerate(ds): yield f"row {i}", {**r, **{ours: r[theirs] for ours, theirs in (columns or {}).items()}}
+
+def read_hf_dataset(name, tokenizer, context_length:int, format:str='auto', on_bad_row:str='raise', on_long_prompt:str='raise',
+                    split:str|None=None, config:str|None=None, columns:dict|None=None) -> TokenDataset:
+    "Read, encode and fit a dataset of HF `datasets` into a `TokenDataset`."
+    ds, fn = load_hf_dataset(name, split, config)
+    if len(ds) == 0: raise DataError(f"dataset {name}: no rows")
+    first = next(hf_rows(ds, columns))[1]
+    fmt = 'completion' if fn else format if format != 'auto' else row_format(first)   # a short name's rows are mapped
+    enc = (lambda r, tok: encode_completion(fn(r), tok)) if fn else fmt
+    return tokenize_rows(hf_rows(ds, columns), tokenizer, context_length, enc, BadRows(name, on_bad_row), on_long_prompt)
+
+def parse_columns(spec:str|None) -> dict|None:
+    "`{ours: theirs}` from 'instruction=question,output=answer'."
+    if not spec: return None
+    pairs = [s.split('=') for s in spec.split(',') if s.strip()]
+    if any(len(p) != 2 or not p[0].strip() or not p[1].strip() for p in pairs):
+        raise ValueError(f"--dataset_columns must look like instruction=question,output=answer, got {spec!r}")
+    return {a.strip(): b.strip() for a, b in pairs}
+
 # %% ../nbs/07_data.ipynb #ac872120
 def is_task(name) -> bool:
     "Does `name` name built-in synthetic tasks (e.g. 'sort' or 'sort,reverse')?"
@@ -388,7 +487,8 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   eval_size:int=0, # rows held out (0: none)
                   dataset_size:int=1000, # training rows generated for a synthetic task
                   seed:int=42, on_bad_row:str='raise',
-                  batch_size:int=1, pack:bool=True) -> tuple: # rows one optimizer step takes, and packing, to check the data fills one
+                  batch_size:int=1, pack:bool=True, # rows one optimizer step takes, and packing, to check the data fills one
+                  hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
     T = context_length
     if is_task(dataset):
@@ -397,9 +497,10 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
         ds = tokenize_rows(train, tokenizer, T, on_bad_row=on_bad_row, on_long_prompt=on_bad_row, name=f'task {dataset}')
         out = ds, tokenize_rows(held, tokenizer, T, name='held-out rows') if held else None, held or None
     else:
-        if not Path(dataset).exists():
+        if is_hf_dataset(dataset): ds = read_hf_dataset(dataset, tokenizer, T, format, on_bad_row, on_bad_row, **(hf or {}))
+        elif not Path(dataset).exists():
             raise FileNotFoundError(f"dataset {str(dataset)!r} is neither a file nor built-in tasks ({', '.join(TASKS)})")
-        ds = read_dataset(dataset, tokenizer, T, format, on_bad_row=on_bad_row, on_long_prompt=on_bad_row)
+        else: ds = read_dataset(dataset, tokenizer, T, format, on_bad_row=on_bad_row, on_long_prompt=on_bad_row)
         if eval_size >= len(ds.where) > 0 and eval_size:
             raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
         out = (*ds.split(eval_size / len(ds.where), seed=seed), None) if eval_size else (ds, None, None)

@@ -419,14 +419,15 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
           allow_changes=(), # run fields a resume may change, e.g. ('max_steps',)
           until:int|None=None, # stop after this step (as if preempted)
           export:bool=True, # at the end, write output_dir/adapter (PEFT; not for full) and output_dir/merged (HF)
-          progress:bool=True) -> Trainer:
+          progress:bool=True,
+          hf:dict|None=None) -> Trainer: # HF `datasets` options: split, config, columns
     "Read `dataset` with the model's tokenizer, train, and export; in one process, or in each process under torchrun."
     from transformers import AutoTokenizer
     tc = tc if isinstance(tc, TrainConfig) else TrainConfig.from_dict(tc)
     lora = LoRAConfig(**lora) if isinstance(lora, dict) else lora
     if output_dir is not None: writable_dir(output_dir)
     ds, held, _ = load_datasets(dataset, AutoTokenizer.from_pretrained(model_dir), tc.context_length, dataset_format,
-                                eval_size, dataset_size, tc.seed, on_bad_row, tc.batch_size * tc.gradient_accumulation_steps, tc.pack)
+                                eval_size, dataset_size, tc.seed, on_bad_row, tc.batch_size * tc.gradient_accumulation_steps, tc.pack, hf)
     tr = Trainer(model_dir, tc, lora, output_dir); tr.fit(ds, held, resume=resume, until=until, progress=progress, allow_changes=tuple(allow_changes))
     if export and output_dir is not None and until is None:
         if tc.train_type != 'full': tr.save_adapter(Path(output_dir)/'adapter', str(Path(model_dir).resolve()))
@@ -557,7 +558,7 @@ def cli_train(args) -> Trainer|None:
     kw = dict(model_dir=d.get('model') or d.get('model_name') or real_model_dir(), dataset=d['dataset'], output_dir=d.get('output_dir'),
               tc=TrainConfig.from_dict(d), lora=lora_from_options(d), dataset_format=d.get('dataset_format') or 'auto',
               eval_size=int(d.get('eval_size') or 0), dataset_size=int(d.get('dataset_size') or 1000), on_bad_row=d.get('on_bad_row') or 'raise',
-              resume=bool(d.get('resume')), allow_changes=[s for s in (d.get('allow_changes') or '').split(',') if s], export=d.get('save_model', True), progress=d.get('progress', True))
+              resume=bool(d.get('resume')), allow_changes=[s for s in (d.get('allow_changes') or '').split(',') if s], export=d.get('save_model', True), progress=d.get('progress', True), hf=d.get('hf'))
     nproc = int(d.get('nproc') or 1)
     if nproc > 1 and not dist.is_initialized(): launch_train(kw, nproc, timeout=float(d.get('timeout') or 24 * 3600), stream=True); return None
     return train(**kw)
