@@ -63,14 +63,36 @@ def _api_nb():
         if title and names: return nb, title, names[0], code
     return None
 
+BUILD = {}
+
 @pytest.fixture(scope='module')
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp('site')
-    r = subprocess.run([sys.executable, str(ROOT / 'tools' / 'build_docs.py'), '--out', str(out)],
+    r = subprocess.run([sys.executable, str(ROOT / 'tools' / 'build_docs.py'), '--out', str(out), '--force'],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f'docs build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}'
     assert 'ERROR' not in r.stderr, r.stderr[-3000:]
+    BUILD['log'] = r.stdout + r.stderr
     return out
+
+def test_build_is_clean(site):
+    "No warning from the build (missing cross-references included), and no Quarto attribute text on any page"
+    warnings = [l for l in BUILD['log'].splitlines() if 'WARNING' in l]
+    assert not warnings, f'{len(warnings)} warnings, e.g.\n' + '\n'.join(warnings[:10])
+    for page in sorted(site.glob('*.html')):
+        text = _text(page.read_text(encoding='utf-8'))
+        assert '{target=' not in text, (page.name, text[max(0, text.find('{target=') - 80):][:200])
+
+def test_links_resolve(site):
+    "Every link between pages (`core.html#llamaconfig`) lands on a page that exists and an id on it"
+    ids, bad, n = {}, [], 0
+    for page in sorted(site.glob('*.html')):
+        for href in re.findall(r'href="([^":#?]+\.html)(?:#([^"]*))?"', page.read_text(encoding='utf-8')):
+            target, anchor = site / href[0], href[1]; n += 1
+            if not target.exists(): bad.append(f'{page.name}: {href[0]} (no such page)'); continue
+            if target not in ids: ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text(encoding='utf-8')))
+            if anchor and anchor not in ids[target]: bad.append(f'{page.name}: {href[0]}#{anchor} (no such id)')
+    assert n > 50 and not bad, f'{len(bad)} of {n} links do not resolve, e.g. ' + '; '.join(bad[:10])
 
 def test_index_renders(site):
     exe = _chromium()

@@ -74,6 +74,15 @@ def _asis_md(outputs):
             if k in data: res.append(_src({'source': data[k]})); break
     return '\n\n'.join(r for r in res if r.strip())
 
+_attr_link = re.compile(r'\[([^\]]+)\]\(([^)\s]+)\)\{((?:\s*[\w-]+=(?:"[^"]*"|\S+))+)\s*\}')
+
+def _html_attr_links(md):
+    'Quarto\'s `[text](url){key="value" ...}` (show_doc\'s source link) as an HTML link with those attributes'
+    def _sub(m):
+        attrs = ' '.join(f'{k}="{v.strip(chr(34))}"' for k, v in re.findall(r'([\w-]+)=("[^"]*"|\S+)', m.group(3)))
+        return f'<a href="{m.group(2)}" {attrs}>{m.group(1)}</a>'
+    return _attr_link.sub(_sub, md)
+
 def convert_nb(nb, page_name, linker):
     "Translate one nbdev-processed (Quarto-flavoured) notebook into a notebook myst-nb renders the same way"
     cells, title, desc = [], None, None
@@ -93,7 +102,7 @@ def convert_nb(nb, page_name, linker):
         echo, output = d.get('echo', 'true'), d.get('output', 'true')
         outs = cell.get('outputs', [])
         if output == 'asis':
-            md = linker.anchors(linker.links(_asis_md(outs)))
+            md = _html_attr_links(linker.anchors(linker.links(_asis_md(outs))))
             # show_doc starts with a `---` rule; docutils rejects a transition right after a heading, so use raw HTML
             md = re.sub(r'^\s*---\s*\n', '<hr class="docutils showdoc">\n\n', md, count=1)
             if echo not in _false and src.strip():
@@ -224,6 +233,21 @@ def process(root, cfg, force=False, n_workers=None):
         if r.returncode != 3: raise SystemExit(f'{failed[-1]}: could not be processed at all')
     return proc, fb, failed
 
+def unlink_missing(out):
+    "nbdev links every backticked name it knows, private ones and methods too; keep a link only where its page has the id"
+    pages = {p.name: p.read_text(encoding='utf-8') for p in Path(out).glob('*.html')}
+    ids = {n: set(re.findall(r'\bid="([^"]+)"', t)) for n, t in pages.items()}
+    link = re.compile(r'<a class="reference external" href="([^":#?]+\.html)#([^"]+)">(.*?)</a>', re.S)
+    dropped = 0
+    for name, text in pages.items():
+        def _sub(m):
+            nonlocal dropped
+            if m.group(2) in ids.get(m.group(1), ()): return m.group(0)
+            dropped += 1; return m.group(3)
+        new = link.sub(_sub, text)
+        if new != text: (Path(out) / name).write_text(new, encoding='utf-8')
+    return dropped
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--root', default=str(Path(__file__).resolve().parent.parent), help='project root (settings.ini)')
@@ -258,6 +282,7 @@ def main(argv=None):
     os.environ['FELAFAX_DOCS_ROOT'] = str(root)
     rc = build_main(['-b', 'html', '-q', '-d', str(doctrees), *(['-E'] if a.force else []), str(src_dir), str(out)])
     if (out / '_sources').is_dir() and not any((out / '_sources').iterdir()): (out / '_sources').rmdir()
+    if rc == 0: print(f'links to names without a doc entry, shown as plain code: {unlink_missing(out)}')
     print(f'sphinx -> {out} ({time.time() - t1:.1f}s); total {time.time() - t0:.1f}s')
     if failed: print(f'ERROR: built without API docs for: {", ".join(failed)}', file=sys.stderr)
     return rc or int(bool(failed))
