@@ -130,3 +130,13 @@ def test_api_page_renders(site):
     png = site / 'api.png'
     _browse(exe, page, '--window-size=1280,1600', '--hide-scrollbars', f'--screenshot={png}')
     assert png.stat().st_size > 10_000
+
+def test_outputs_do_not_leak():
+    "Committed cell outputs are what a reader should see: no error output, no traceback, no path of the machine that ran them"
+    here = [str(ROOT), str(Path.home()) + '/', '../shared']
+    for nb in sorted(NBS.glob('*.ipynb')):
+        for i, c in enumerate(json.loads(nb.read_text(encoding='utf-8'))['cells']):
+            for o in c.get('outputs', []):
+                t = json.dumps(o)
+                assert o.get('output_type') != 'error' and 'Traceback (most recent call last)' not in t, (nb.name, i)
+                assert not any(h in t for h in here if len(h) > 4), (nb.name, i, t[:300])
