@@ -21,7 +21,7 @@ import bitsandbytes as bnb
 from .core import LoRAConfig
 
 # %% auto #0
-__all__ = ['frozen_weight', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'lora_state_dict', 'merge_lora', 'peft_lora_config',
+__all__ = ['frozen_weight', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'lora_state_dict', 'fold_lora_modules', 'peft_lora_config',
            'decoder_layer_classes', 'apply_activation_checkpointing', 'check_fsdp_dtypes', 'shard_model', 'eval_mode',
            'fixed_batches', 'grad_norm', 'train_losses', 'free_port', 'launch', 'main']
 
@@ -118,13 +118,13 @@ def lora_state_dict(model:nn.Module) -> dict:
     return out
 
 # %% ../nbs/06_fsdp.ipynb #1db69d2d
-def merge_lora(model:nn.Module) -> nn.Module:
+def fold_lora_modules(model:nn.Module) -> nn.Module:
     "Fold every `LoRALinear` over a plain `nn.Linear` into its base (`W += scale * B @ A`) and unwrap it."
     for n, m in list(model.named_modules()):
         if not isinstance(m, LoRALinear): continue
         b = m.base_layer
         if type(b) is not nn.Linear or hasattr(b.weight, 'full_tensor'):
-            raise TypeError(f"merge_lora: {n} has a {type(b).__name__} base{' (sharded)' if type(b) is nn.Linear else ''}; "
+            raise TypeError(f"fold_lora_modules: {n} has a {type(b).__name__} base{' (sharded)' if type(b) is nn.Linear else ''}; "
                             "only unsharded nn.Linear bases can be merged (dequantize or gather first)")
         with torch.no_grad(): b.weight += (m.scale * m.lora_B.weight @ m.lora_A.weight).to(b.weight.dtype)
         parent, _, child = n.rpartition('.'); setattr(model.get_submodule(parent), child, b)
