@@ -418,16 +418,19 @@ def plot_losses(history:list, path) -> Path:
 # %% ../nbs/09_cli.ipynb #3711e8eb
 def cmd_demo(args) -> dict:
     "`felafax_lit demo`: exact match before, QLoRA fine-tuning, exact match after, exports."
-    t0 = time.time(); tr, tok, train, held, rows = make_trainer(args)
+    t0 = time.time(); tr, tok, train, held, rows = make_trainer(args); t = {'load': time.time() - t0}
     print(f"model {tr.config.num_hidden_layers} layers, {args.train_type}; {len(train)} training examples, {len(rows)} held out")
-    before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens); print(f"exact match before: {before:.3f}")
-    hist = tr.fit(train, held); ev = [r['eval_loss'] for r in hist if 'eval_loss' in r]
-    after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
-    out = Path(args.output_dir); paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir())
+    t1 = time.time(); before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens); print(f"exact match before: {before:.3f}")
+    t2 = time.time(); hist = tr.fit(train, held); ev = [r['eval_loss'] for r in hist if 'eval_loss' in r]
+    t3 = time.time(); after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
+    t4 = time.time(); out = Path(args.output_dir); paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir())
+    first = next((r['elapsed_s'] for r in hist if 'loss' in r), 0.0)   # seconds from the start of fit to the first step's end
+    t.update(generate=(t2 - t1) + (t4 - t3), first_step_done_at=t2 - t0 + first, train=t3 - t2, exports=time.time() - t4)
     paths['loss_curve'] = plot_losses(hist, out/'loss.png'); paths['metrics'] = out/'metrics.csv'; paths['prompts'] = out/'held_out.jsonl'
     paths['prompts'].write_text(''.join(json.dumps({'instruction': r['instruction'], 'input': r['input']}) + '\n' for r in rows[:4]))
     res = dict(exact_match_before=before, exact_match_after=after, eval_loss_before=ev[0], eval_loss_after=ev[-1],
-               train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in hist if 'tokens_per_s' in r][1:] or [0])), wall_s=time.time() - t0)
+               train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in hist if 'tokens_per_s' in r][1:] or [0])),
+               wall_s=time.time() - t0, seconds=t)
     (out/'demo_results.json').write_text(json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
     _report(res, paths, rows, preds); return {**res, **paths, 'history': hist}
 
@@ -437,6 +440,8 @@ def _report(res, paths, rows, preds):
     print(f"held-out loss per token: {res['eval_loss_before']:.4f} -> {res['eval_loss_after']:.4f}")
     for r, p in list(zip(rows, preds))[:3]: print(f"  {r['input']!r} -> {p!r} (want {r['output']!r})")
     print(f"train step: {res['train_tokens_per_s']:.0f} tokens/s (median); wall time {res['wall_s']:.0f} s")
+    t = res['seconds']; print(f"  loading {t['load']:.0f} s, first optimizer step done at {t['first_step_done_at']:.0f} s, training "
+                              f"(with held-out losses) {t['train']:.0f} s, generation {t['generate']:.0f} s, exports {t['exports']:.0f} s")
     for k, v in paths.items(): print(f"{k}: {v}")
     print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} --prompts {shlex.quote(str(paths['prompts']))}")
 
