@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_cli.ipynb #6886cf41
 from __future__ import annotations
-import argparse, importlib.util, json, os, re, shlex, sys, time, warnings
+import argparse, functools, importlib.util, json, os, re, shlex, sys, time, warnings
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
@@ -16,7 +16,7 @@ from .data import HF_NAMES, parse_columns
 __all__ = ['LORA_MODULES', 'DEMO', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options',
            'train_config', 'check_backend', 'make_trainer', 'save_outputs', 'train_torch', 'cmd_train', 'cmd_export',
            'read_prompts', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model',
-           'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'main']
+           'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -212,14 +212,13 @@ def check_backend(args):
 # %% ../nbs/09_cli.ipynb #032061ee
 def make_trainer(args):
     "(Trainer, tokenizer, train data, held-out data, held-out rows) from parsed options."
-    from transformers import AutoTokenizer
     from felafax_lit.train_jax import Trainer, writable_dir, default_mesh, data_parallel_size, TrainError, enable_compilation_cache
     check_backend(args); tc, model = train_config(args), Path(args.model) if args.model else real_model_dir(); enable_compilation_cache()
     lora = None if tc.train_type == 'full' else LoRAConfig(args.lora_rank, args.lora_alpha, args.lora_dropout, lora_targets(args.lora_target_modules))
     mesh = default_mesh(args.mesh); writable_dir(args.output_dir)
     if tc.batch_size % data_parallel_size(mesh): raise TrainError(f"--batch_size {tc.batch_size} is not divisible by the data-parallel size {data_parallel_size(mesh)} (--mesh {args.mesh or 'default'})")
     if not (model/'config.json').exists(): raise FileNotFoundError(f"--model {str(model)!r} is not an HF model directory (no config.json)")
-    tok = AutoTokenizer.from_pretrained(model)
+    tok = tokenizer(model)
     train, held, held_rows = load_data(args, tok)
     return Trainer(model, tc, lora, args.output_dir, mesh), tok, train, held, held_rows
 
@@ -341,8 +340,7 @@ def _torch_completions(args, tok, prompts):
 # %% ../nbs/09_cli.ipynb #31805acb
 def cmd_generate(args) -> list:
     "`felafax_lit generate`: complete each prompt, printing the text as its tokens arrive; the completions."
-    from transformers import AutoTokenizer
-    prompts = read_prompts(args); tok = AutoTokenizer.from_pretrained(Path(args.model) if args.model else real_model_dir())
+    prompts = read_prompts(args); tok = tokenizer(Path(args.model) if args.model else real_model_dir())
     gens, texts = (_jax_completions if args.backend == 'jax' else _torch_completions)(args, tok, prompts), []
     for i, (p, gen) in enumerate(zip(prompts, gens)):
         if len(prompts) > 1: print(f"--- prompt {i + 1}/{len(prompts)}: {p[:70]!r}", file=sys.stderr, flush=True)
@@ -453,10 +451,18 @@ def check_model(path, context_length:int|None=None) -> LlamaConfig:
         raise ValueError(f"--context_length {context_length} is longer than {path}'s max_position_embeddings {c.max_position_embeddings}")
     return c
 
+@functools.lru_cache(maxsize=2)
+def _tokenizer(path:str):
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(path)
+
+def tokenizer(path):
+    "The tokenizer of model directory `path`, read once per process (`validate` checks it, the command then uses it)."
+    return _tokenizer(str(Path(path).resolve()))
+
 def check_tokenizer(path, c:LlamaConfig):
     "The tokenizer of model directory `path`, checked to have no more tokens than the model's vocabulary."
-    from transformers import AutoTokenizer
-    try: tok = AutoTokenizer.from_pretrained(path)
+    try: tok = tokenizer(path)
     except Exception as e: raise ValueError(f"{path}: cannot load its tokenizer ({type(e).__name__}: {_first_line(e)})") from None
     if len(tok) > c.vocab_size:
         raise ValueError(f"{path}: the tokenizer has {len(tok)} tokens, more than the model's vocab_size {c.vocab_size}")
