@@ -9,7 +9,8 @@ from fastcore.script import call_parse
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
-from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token
+from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES
+from .training import TrainConfig, run_fresh
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, make_task_dataset, seed_tasks_path
 
 # %% auto #0
@@ -22,7 +23,8 @@ __all__ = ['SYSTEMS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'BenchConfig', 'synth
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
     'peft_lora': ('peft', 'lora', None), 'peft_qlora': ('peft', 'qlora', None), 'peft_hqq': ('peft', 'hqq_lora', None),
     'torch_lora': ('torch', 'lora', 'peft_lora'), 'torch_qlora': ('torch', 'qlora', 'peft_qlora'),
-    'torch_hqq_lora': ('torch', 'hqq_lora', 'peft_hqq'), 'jax_lora': ('jax', 'lora', 'peft_lora'), 'jax_qlora': ('jax', 'qlora', 'peft_qlora')}
+    'torch_hqq_lora': ('torch', 'hqq_lora', 'peft_hqq'), 'jax_lora': ('jax', 'lora', 'peft_lora'),
+    'jax_qlora': ('jax', 'qlora', 'peft_qlora')}
 CEILINGS = ('torch_matmul', 'jax_matmul')   # bf16 matmul FLOP rate of each framework, measured in the same run
 
 @dataclass
@@ -37,35 +39,42 @@ class BenchConfig:
 
 # %% ../nbs/10_benchmarks.ipynb #6e403e6d
 WORDS = ('apple river stone light paper dream horse ocean table garden music winter silver forest window bread cloud '
-         'mountain letter candle bridge summer orange rocket pencil mirror island engine castle violin tiger planet').split()
+         'mountain letter candle bridge summer orange rocket pencil '
+         'mirror island engine castle violin tiger planet').split()
 
 def synthetic_instructions(n:int, seed:int=0) -> list:
-    "`n` Alpaca rows (reverse, upper-case or sort a list of words) with a long-tailed number of words (median ~25, up to 300)."
+    ("`n` Alpaca rows (reverse, upper-case or sort a list of words) "
+     "with a long-tailed number of words (median ~25, up to 300).")
     rng, rows = np.random.default_rng(seed), []
-    ops = (('Reverse the order of these words.', lambda w: w[::-1]), ('Write these words in upper case.', lambda w: [x.upper() for x in w]),
+    ops = (('Reverse the order of these words.', lambda w: w[::-1]),
+           ('Write these words in upper case.', lambda w: [x.upper() for x in w]),
            ('Sort these words alphabetically.', sorted))
     for _ in range(n):
         w = [str(x) for x in rng.choice(WORDS, int(np.clip(rng.lognormal(3.2, 0.8), 3, 300)))]
-        ins, f = ops[int(rng.integers(3))]; rows.append({'instruction': ins, 'input': ' '.join(w), 'output': ' '.join(f(w))})
+        ins, f = ops[int(rng.integers(3))]
+        rows.append({'instruction': ins, 'input': ' '.join(w), 'output': ' '.join(f(w))})
     return rows
 
 def bench_dataset(tok, context_length:int, data:str='seed') -> TokenDataset:
     "Tokenized rows for the benchmarks: 'seed' (the bundled seed tasks), 'synthetic', or a dataset file."
     if data == 'synthetic':
-        return tokenize_rows(synthetic_instructions(400), tok, context_length, on_long_prompt='skip', name='synthetic instructions')
+        return tokenize_rows(synthetic_instructions(400), tok, context_length, on_long_prompt='skip',
+                             name='synthetic instructions')
     return read_dataset(seed_tasks_path() if data == 'seed' else data, tok, context_length, on_long_prompt='skip')
 
 # %% ../nbs/10_benchmarks.ipynb #71342610
-LORA_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']
+LORA_MODULES = list(PROJECTION_NAMES)   # PEFT's target_modules: the seven projections
 
 def _hqq_quantize(m, group_size:int=64):
-    "Replace the seven projections of a bf16 HF model by HQQ 4-bit `HQQLinear` (what transformers' HqqConfig did before 5.x)."
+    ("Replace the seven projections of a bf16 HF model by HQQ 4-bit `HQQLinear` "
+     "(what transformers' HqqConfig did before 5.x).")
     import torch
     from hqq.core.quantize import HQQLinear, BaseQuantizeConfig
     qc = BaseQuantizeConfig(nbits=4, group_size=group_size)
     for mod in list(m.modules()):
         for name, ch in list(mod.named_children()):
-            if name in LORA_MODULES and isinstance(ch, torch.nn.Linear): setattr(mod, name, HQQLinear(ch, qc, compute_dtype=torch.bfloat16, device='cpu'))
+            if name in LORA_MODULES and isinstance(ch, torch.nn.Linear):
+                setattr(mod, name, HQQLinear(ch, qc, compute_dtype=torch.bfloat16, device='cpu'))
     return m
 
 def _peft_model(md, train_type:str, cfg:BenchConfig):
@@ -73,16 +82,20 @@ def _peft_model(md, train_type:str, cfg:BenchConfig):
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     from peft import LoraConfig, get_peft_model
-    q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.bfloat16,
+    q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,
+                           bnb_4bit_compute_dtype=torch.bfloat16,
                            bnb_4bit_quant_storage=torch.bfloat16) if train_type == 'qlora' else None
-    m = AutoModelForCausalLM.from_pretrained(md, dtype=torch.bfloat16, quantization_config=q, **({'device_map': 'cpu'} if q else {}))
+    m = AutoModelForCausalLM.from_pretrained(md, dtype=torch.bfloat16, quantization_config=q,
+                                             **({'device_map': 'cpu'} if q else {}))
     if train_type == 'hqq_lora': m = _hqq_quantize(m)
-    return get_peft_model(m, LoraConfig(r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=0.0, target_modules=LORA_MODULES, task_type='CAUSAL_LM'))
+    return get_peft_model(m, LoraConfig(r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=0.0, target_modules=LORA_MODULES,
+                                        task_type='CAUSAL_LM'))
 
 def hf_labels(b:dict):
     "HF `labels` for our row batch: token t+1 where our loss mask of position t is on, else -100 (HF shifts them back)."
     import torch
-    lab = np.full(b['tokens'].shape, -100, np.int64); lab[:, 1:] = np.where(b['loss_mask'][:, :-1] > 0, b['targets'][:, :-1], -100)
+    lab = np.full(b['tokens'].shape, -100, np.int64)
+    lab[:, 1:] = np.where(b['loss_mask'][:, :-1] > 0, b['targets'][:, :-1], -100)
     return torch.from_numpy(lab)
 
 # %% ../nbs/10_benchmarks.ipynb #d1ef1859
@@ -102,12 +115,15 @@ def _peft_steps(model, batches, cfg:BenchConfig, attention_mask:bool=False) -> l
 def _ours(framework:str, train_type:str, md, cfg:BenchConfig, ds, **tc_kw):
     "Our trainer of `framework` with the benchmark's settings."
     mod = __import__(f'felafax_lit.train_{framework}', fromlist=['Trainer'])
-    tc = mod.TrainConfig(train_type=train_type, batch_size=cfg.batch_size, context_length=cfg.context_length, precision='bf16',
-                         lr=cfg.lr, warmup_steps=0, lr_scheduler='constant', seed=cfg.seed, log_steps=10**6, **tc_kw)
+    tc = TrainConfig(train_type=train_type, batch_size=cfg.batch_size, context_length=cfg.context_length,
+                         precision='bf16', lr=cfg.lr, warmup_steps=0, lr_scheduler='constant', seed=cfg.seed,
+                         log_steps=10**6, **tc_kw)
     return mod.Trainer(md, tc, LoRAConfig(rank=cfg.rank, alpha=cfg.alpha))
 
 # %% ../nbs/10_benchmarks.ipynb #5ba669ee
-def _peak_rss() -> int: "Peak resident memory of this process in bytes."; return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def _peak_rss() -> int:
+    "Peak resident memory of this process in bytes."
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 def _matmul(framework:str, n:int=2048, reps:int=12) -> float:
     "Median bf16 n x n matmul FLOP rate of `framework` on this machine."
@@ -118,7 +134,8 @@ def _matmul(framework:str, n:int=2048, reps:int=12) -> float:
         for _ in range(reps): t0 = time.perf_counter(); a @ b; ts.append(time.perf_counter() - t0)
     else:
         import jax, jax.numpy as jnp
-        f = jax.jit(jnp.matmul); a = jax.random.normal(jax.random.key(0), (n, n), jnp.bfloat16); f(a, a).block_until_ready()
+        f = jax.jit(jnp.matmul); a = jax.random.normal(jax.random.key(0), (n, n), jnp.bfloat16)
+        f(a, a).block_until_ready()
         for _ in range(reps): t0 = time.perf_counter(); f(a, a).block_until_ready(); ts.append(time.perf_counter() - t0)
     return 2 * n**3 / float(np.median(ts))
 
@@ -129,25 +146,28 @@ def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     fw, tt, _ = SYSTEMS[system]; md = Path(model_dir or real_model_dir()); t0 = time.time()
     ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data); n = cfg.warmup + cfg.steps
     if fw == 'peft':
-        model = _peft_model(md, tt, cfg); load = time.time() - t0; ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
+        model = _peft_model(md, tt, cfg); load = time.time() - t0
+        ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
         steps = _peft_steps(model, [next(ld) for _ in range(n)], cfg)
     else:
-        tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **({'compile': cfg.compile} if fw == 'torch' else {})); load = time.time() - t0
-        steps = [(r['tokens'] / r['tokens_per_s'], r['tokens'], r['loss']) for r in tr.fit(ds, progress=False) if 'loss' in r]
+        tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **({'compile': cfg.compile} if fw == 'torch' else {}))
+        load = time.time() - t0
+        steps = [(r['tokens'] / r['tokens_per_s'], r['tokens'], r['loss'])
+                 for r in tr.fit(ds, progress=False) if 'loss' in r]
     s, k, l = map(list, zip(*steps[cfg.warmup:]))
-    return {'system': system, 'step_s': s, 'tokens': k, 'loss': l, 'first_losses': [x[2] for x in steps[:cfg.warmup]], 'warmup_s': [x[0] for x in steps[:cfg.warmup]],
+    return {'system': system, 'step_s': s, 'tokens': k, 'loss': l, 'first_losses': [x[2] for x in steps[:cfg.warmup]],
+            'warmup_s': [x[0] for x in steps[:cfg.warmup]],
             'tokens_per_s': float(np.median(np.array(k) / np.array(s))), 'load_s': load, 'peak_rss': _peak_rss()}
 
 # %% ../nbs/10_benchmarks.ipynb #4423f561
+def _fresh_call(fn:str, args:list, cfg:dict, model_dir) -> dict:
+    "What `in_fresh_process` runs in the new process: `fn(*args, BenchConfig(**cfg), model_dir)`."
+    return globals()[fn](*args, BenchConfig(**cfg), model_dir)
+
 def in_fresh_process(fn:str, *args, cfg:BenchConfig, model_dir=None, timeout:float=1800) -> dict:
-    "`bench.<fn>(*args, cfg, model_dir)` in a fresh Python process; its JSON result."
-    code = ('import sys, json; from felafax_lit import bench; a = json.loads(sys.argv[1]); print("\\nRESULT " + '
-            'json.dumps(getattr(bench, a["fn"])(*a["args"], bench.BenchConfig(**a["cfg"]), a["model_dir"])))')
-    call = {'fn': fn, 'args': list(args), 'cfg': asdict(cfg), 'model_dir': str(model_dir) if model_dir else None}
-    r = subprocess.run([sys.executable, '-c', code, json.dumps(call)], capture_output=True, text=True, timeout=timeout)
-    res = [l for l in r.stdout.splitlines() if l.startswith('RESULT ')]
-    if r.returncode or not res: raise RuntimeError(f"{fn}{tuple(args)} failed in its process ({r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads(res[-1][7:])
+    "`bench.<fn>(*args, cfg, model_dir)` in a fresh Python process (`training.run_fresh`); its JSON result."
+    md = str(model_dir) if model_dir else None
+    return run_fresh('felafax_lit.bench', '_fresh_call', fn, list(args), asdict(cfg), md, timeout=timeout)
 
 def run_worker(system:str, cfg:BenchConfig, model_dir=None, timeout:float=1800) -> dict:
     "`worker(system)` in a fresh Python process."
@@ -163,16 +183,21 @@ def run_benchmark(systems=None, # names in SYSTEMS (default: all)
         for s in names[r % len(names):] + names[:r % len(names)]:
             t0 = time.time()
             try: res = {**run_worker(s, cfg, model_dir), 'round': r}
-            except (RuntimeError, subprocess.TimeoutExpired) as e: res = {'system': s, 'round': r, 'error': str(e)[-2000:]}
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                res = {'system': s, 'round': r, 'error': str(e)[-2000:]}
             results.append(res)
-            log(f"round {r} {s}: " + (f"{res['tokens_per_s']:.0f} tokens/s, peak RSS {res['peak_rss']/2**30:.2f} GiB" if 'tokens_per_s' in res
-                                      else f"{res['flops']/1e12:.3f} TFLOP/s" if 'flops' in res else 'FAILED ' + res['error'][-300:]) + f" ({time.time() - t0:.0f} s)")
+            log(f"round {r} {s}: "
+                + (f"{res['tokens_per_s']:.0f} tokens/s, peak RSS {res['peak_rss']/2**30:.2f} GiB"
+                   if 'tokens_per_s' in res
+                   else f"{res['flops']/1e12:.3f} TFLOP/s" if 'flops' in res else 'FAILED ' + res['error'][-300:])
+                + f" ({time.time() - t0:.0f} s)")
             if out: Path(out).write_text(json.dumps({'config': asdict(cfg), 'results': results}, indent=1))
     return results
 
 # %% ../nbs/10_benchmarks.ipynb #c27987db
 def summarize(results:list, cfg:BenchConfig, config:LlamaConfig) -> list:
-    "Per system: median tokens/s, ratio to its PEFT baseline, peak RSS, 4N and 6N FLOP rates and their share of the ceiling."
+    ("Per system: median tokens/s, ratio to its PEFT baseline, peak RSS, "
+     "4N and 6N FLOP rates and their share of the ceiling.")
     by = lambda s, k: [r[k] for r in results if r['system'] == s and k in r]
     ceil = {s.split('_')[0]: float(np.median(by(s, 'flops'))) for s in CEILINGS if by(s, 'flops')}
     f4 = train_flops_per_token(config, cfg.context_length, LoRAConfig(rank=cfg.rank, alpha=cfg.alpha)).model
@@ -182,15 +207,19 @@ def summarize(results:list, cfg:BenchConfig, config:LlamaConfig) -> list:
     for s, v in tps.items():
         fw, tt, base = SYSTEMS[s]; c = ceil.get('jax' if fw == 'jax' else 'torch')
         rows.append(dict(system=s, train_type=tt, tokens_per_s=v, ratio=v / tps[base] if base in tps else None,
-                         peak_rss_gib=float(np.median(by(s, 'peak_rss'))) / 2**30, tflops_4n=v * f4 / 1e12, tflops_6n=v * f6 / 1e12,
+                         peak_rss_gib=float(np.median(by(s, 'peak_rss'))) / 2**30,
+                         tflops_4n=v * f4 / 1e12, tflops_6n=v * f6 / 1e12,
                          of_ceiling=v * f4 / c if c else None, runs=len(by(s, 'tokens_per_s'))))
     return rows
 
 def table(rows:list, ceil:dict|None=None) -> str:
     "The summary as a text table."
-    head = f"{'system':16s} {'tokens/s':>9s} {'vs PEFT':>8s} {'peak RSS':>9s} {'4N TFLOP/s':>11s} {'6N TFLOP/s':>11s} {'4N/ceiling':>11s}"
-    fmt = lambda r: (f"{r['system']:16s} {r['tokens_per_s']:9.0f} {(format(r['ratio'], '.2f') + 'x') if r['ratio'] else '':>8s} "
-                     f"{r['peak_rss_gib']:7.2f}GB {r['tflops_4n']:11.3f} {r['tflops_6n']:11.3f} {(format(100 * r['of_ceiling'], '.1f') + '%') if r['of_ceiling'] else '':>11s}")
+    head = (f"{'system':16s} {'tokens/s':>9s} {'vs PEFT':>8s} {'peak RSS':>9s} {'4N TFLOP/s':>11s} {'6N TFLOP/s':>11s} "
+            f"{'4N/ceiling':>11s}")
+    fmt = lambda r: (f"{r['system']:16s} {r['tokens_per_s']:9.0f} "
+                     f"{(format(r['ratio'], '.2f') + 'x') if r['ratio'] else '':>8s} "
+                     f"{r['peak_rss_gib']:7.2f}GB {r['tflops_4n']:11.3f} {r['tflops_6n']:11.3f} "
+                     f"{(format(100 * r['of_ceiling'], '.1f') + '%') if r['of_ceiling'] else '':>11s}")
     return '\n'.join([head, *map(fmt, rows)])
 
 # %% ../nbs/10_benchmarks.ipynb #cbf840b3
@@ -207,36 +236,43 @@ def epoch_worker(kind:str, # 'packed' (our PyTorch trainer) or 'padded' (PEFT wi
                  data:str='seed', cfg:BenchConfig=BenchConfig(context_length=512), model_dir=None) -> dict:
     "One epoch of LoRA training; wall time, steps, padding fraction, tokens."
     from transformers import AutoTokenizer
-    md = Path(model_dir or real_model_dir()); ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, data)
+    md = Path(model_dir or real_model_dir())
+    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, data)
     if kind == 'packed':
-        tr = _ours('torch', 'lora', md, cfg, ds, num_epochs=1); t0 = time.time(); hist = [r for r in tr.fit(ds, progress=False) if 'loss' in r]
-        wall, pad = time.time() - t0, Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed).stats(0)['padding_fraction']
+        tr = _ours('torch', 'lora', md, cfg, ds, num_epochs=1); t0 = time.time()
+        hist = [r for r in tr.fit(ds, progress=False) if 'loss' in r]
+        wall, pad = (time.time() - t0,
+                     Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed).stats(0)['padding_fraction'])
         steps, loss = len(hist), [r['loss'] for r in hist]
     else:
         model, bs = _peft_model(md, 'lora', cfg), padded_batches(ds, cfg.batch_size, cfg.context_length, cfg.seed)
         t0 = time.time(); r = _peft_steps(model, bs, cfg, attention_mask=True); wall = time.time() - t0
-        pad = float(sum((b['segment_ids'] == 0).sum() for b in bs) / sum(b['segment_ids'].size for b in bs)); steps, loss = len(bs), [x[2] for x in r]
-    return {'kind': kind, 'data': data, 'examples': len(ds), 'tokens': int(sum(len(x) - 1 for x in ds.ids)), 'wall_s': wall,
-            'steps': steps, 'padding_fraction': pad, 'first_loss': loss[0], 'last_loss': loss[-1], 'peak_rss': _peak_rss()}
+        pad = float(sum((b['segment_ids'] == 0).sum() for b in bs) / sum(b['segment_ids'].size for b in bs))
+        steps, loss = len(bs), [x[2] for x in r]
+    return {'kind': kind, 'data': data, 'examples': len(ds), 'tokens': int(sum(len(x) - 1 for x in ds.ids)),
+            'wall_s': wall, 'steps': steps, 'padding_fraction': pad, 'first_loss': loss[0], 'last_loss': loss[-1],
+            'peak_rss': _peak_rss()}
 
-def epoch_worker_fresh(kind:str, data:str='seed', cfg:BenchConfig=BenchConfig(context_length=512), model_dir=None, timeout:float=3600) -> dict:
+def epoch_worker_fresh(kind:str, data:str='seed', cfg:BenchConfig=BenchConfig(context_length=512), model_dir=None,
+                       timeout:float=3600) -> dict:
     "`epoch_worker` in a fresh Python process."
     return in_fresh_process('epoch_worker', kind, data, cfg=cfg, model_dir=model_dir, timeout=timeout)
 
 # %% ../nbs/10_benchmarks.ipynb #ad77bf28
-def same_init_curves(model_dir=None, steps:int=20, cfg:BenchConfig=BenchConfig(batch_size=4, context_length=128), data:str='seed',
-                     precision:str='fp32') -> dict:
+def same_init_curves(model_dir=None, steps:int=20, cfg:BenchConfig=BenchConfig(batch_size=4, context_length=128),
+                     data:str='seed', precision:str='fp32') -> dict:
     "Per-step losses of the PyTorch and the JAX trainer from the same initial adapter and batches."
     import tempfile, jax, jax.numpy as jnp
     from transformers import AutoTokenizer
     from felafax_lit import train_jax, train_torch
     from felafax_lit.lora import load_peft
-    md = Path(model_dir or real_model_dir()); ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, data)
+    md = Path(model_dir or real_model_dir())
+    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, data)
     kw = dict(train_type='lora', batch_size=cfg.batch_size, context_length=cfg.context_length, lr=1e-3, max_steps=steps,
               warmup_steps=2, seed=cfg.seed, precision=precision, log_steps=10**6)
-    lc = LoRAConfig(rank=cfg.rank, alpha=cfg.alpha); tt = train_torch.Trainer(md, train_torch.TrainConfig(**kw), lc)
+    lc = LoRAConfig(rank=cfg.rank, alpha=cfg.alpha); tt = train_torch.Trainer(md, TrainConfig(**kw), lc)
     with tempfile.TemporaryDirectory() as d: tt.save_adapter(d); _, init = load_peft(d, LlamaConfig.from_pretrained(md))
-    jt = train_jax.Trainer(md, train_jax.TrainConfig(**kw), lc); jt.trained = jax.tree.map(jnp.asarray, init)
+    jt = train_jax.Trainer(md, TrainConfig(**kw), lc); jt.trained = jax.tree.map(jnp.asarray, init)
     return {'torch': [r['loss'] for r in tt.fit(ds, progress=False) if 'loss' in r],
             'jax': [r['loss'] for r in jt.fit(ds, progress=False) if 'loss' in r]}
 
@@ -249,10 +285,13 @@ def _bar(ax, names, values, fmt, color):
 def plot_summary(rows:list, path) -> Path:
     "Tokens/s and peak RSS by system, one PNG."
     import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
-    names = [r['system'] for r in rows]; col = ['#999999' if r['system'].startswith('peft') else '#1f77b4' if r['system'].startswith('torch') else '#ff7f0e' for r in rows]
+    names = [r['system'] for r in rows]
+    col = ['#999999' if r['system'].startswith('peft') else '#1f77b4' if r['system'].startswith('torch') else '#ff7f0e'
+           for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
     _bar(a, names, [r['tokens_per_s'] for r in rows], lambda v: f'{v:.0f}', col); a.set_xlabel('tokens/s (median)')
-    _bar(b, names, [r['peak_rss_gib'] for r in rows], lambda v: f'{v:.2f}', col); b.set_xlabel('peak RSS (GiB)'); b.set_yticklabels([])
+    _bar(b, names, [r['peak_rss_gib'] for r in rows], lambda v: f'{v:.2f}', col); b.set_xlabel('peak RSS (GiB)')
+    b.set_yticklabels([])
     fig.suptitle('grey: PEFT, blue: felafax_lit PyTorch, orange: felafax_lit JAX', fontsize=9); fig.tight_layout()
     fig.savefig(path, dpi=110); plt.close(fig); return Path(path)
 
@@ -260,7 +299,8 @@ def plot_curves(curves:dict, path) -> Path:
     "Loss per step of the two trainers from the same start."
     import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 3.4))
-    for k, st in (('torch', '-'), ('jax', '--')): ax.plot(range(1, len(curves[k]) + 1), curves[k], st, label=f'{k} trainer')
+    for k, st in (('torch', '-'), ('jax', '--')):
+        ax.plot(range(1, len(curves[k]) + 1), curves[k], st, label=f'{k} trainer')
     ax.set_xlabel('step'); ax.set_ylabel('loss per token'); ax.legend(); ax.grid(alpha=0.3); fig.tight_layout()
     fig.savefig(path, dpi=110); plt.close(fig); return Path(path)
 
@@ -268,37 +308,48 @@ def plot_curves(curves:dict, path) -> Path:
 def plot_plans(plans:list, path, capacities:dict={'H200 (141 GB)': 141e9, 'MI300X (192 GB)': 192e9}) -> Path:
     "Per-device peak of LoRA/QLoRA steps by device count, one panel per model, against device capacities."
     import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
-    models = list(dict.fromkeys(p['model'] for p in plans)); fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 3.4))
+    models = list(dict.fromkeys(p['model'] for p in plans))
+    fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 3.4))
     for ax, m in zip(np.atleast_1d(axes), models):
         for tt, st in (('lora', 'o-'), ('qlora', 's--')):
             pts = sorted((p['devices'], p['peak'] / 1e9) for p in plans if p['model'] == m and p['train_type'] == tt)
             if pts: ax.plot(*zip(*pts), st, label=tt)
-        for (name, cap), c in zip(capacities.items(), ('r', 'g')): ax.axhline(cap / 1e9, color=c, lw=0.8, ls=':', label=name)
-        ax.set_xscale('log', base=2); ax.set_yscale('log'); ax.set_title(m, fontsize=9); ax.set_xlabel('devices'); ax.grid(alpha=0.3)
+        for (name, cap), c in zip(capacities.items(), ('r', 'g')):
+            ax.axhline(cap / 1e9, color=c, lw=0.8, ls=':', label=name)
+        ax.set_xscale('log', base=2); ax.set_yscale('log'); ax.set_title(m, fontsize=9); ax.set_xlabel('devices')
+        ax.grid(alpha=0.3)
     np.atleast_1d(axes)[0].set_ylabel('GB per device'); np.atleast_1d(axes)[0].legend(fontsize=7); fig.tight_layout()
     fig.savefig(path, dpi=110); plt.close(fig); return Path(path)
 
-def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), devices='1,2,4,8', batch:int=16, seq:int=2048) -> list:
+def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), devices='1,2,4,8', batch:int=16,
+                 seq:int=2048) -> list:
     "`felafax_lit plan` for each model and train type (fresh processes with 8 virtual CPU devices); rows of dicts."
     out = []
     for m in models:
         for tt in ('lora', 'qlora'):
-            r = subprocess.run([sys.executable, '-c', 'import sys; from felafax_lit.cli import main; sys.exit(main(sys.argv[1:]))', 'plan', '--model', m, '--train_type', tt, '--devices', devices,
-                                '--batch_size', str(batch), '--context_length', str(seq)], capture_output=True, text=True, env={**os.environ, 'JAX_PLATFORMS': 'cpu'})
+            r = subprocess.run([sys.executable, '-c',
+                                'import sys; from felafax_lit.cli import main; sys.exit(main(sys.argv[1:]))',
+                                'plan', '--model', m, '--train_type', tt, '--devices', devices,
+                                '--batch_size', str(batch), '--context_length', str(seq)],
+                               capture_output=True, text=True, env={**os.environ, 'JAX_PLATFORMS': 'cpu'})
             if r.returncode: raise RuntimeError(f"plan {m} {tt} failed:\n{r.stderr[-2000:]}")
             for l in r.stdout.splitlines():
                 f = l.split()
-                if f and f[0].startswith('fsdp='): out.append({'model': m, 'train_type': tt, 'devices': int(f[0][5:]), 'peak': float(f[4]) * 1e9})
+                if f and f[0].startswith('fsdp='):
+                    out.append({'model': m, 'train_type': tt, 'devices': int(f[0][5:]), 'peak': float(f[4]) * 1e9})
     return out
 
 # %% ../nbs/10_benchmarks.ipynb #5278851a
 def machine_info() -> dict:
     "CPU, cores, accelerator and library versions, for the results file."
     import platform, torch, jax, transformers, peft
-    cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), platform.processor()) if os.path.exists('/proc/cpuinfo') else platform.processor()
+    cpu = (next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')),
+                platform.processor()) if os.path.exists('/proc/cpuinfo') else platform.processor())
     return {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu, 'cores': os.cpu_count(),
-            'gpu': torch.cuda.get_device_name() if torch.cuda.is_available() else None, 'torch_isa': torch.backends.cpu.get_cpu_capability(),
-            'torch': torch.__version__, 'jax': jax.__version__, 'transformers': transformers.__version__, 'peft': peft.__version__}
+            'gpu': torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+            'torch_isa': torch.backends.cpu.get_cpu_capability(),
+            'torch': torch.__version__, 'jax': jax.__version__, 'transformers': transformers.__version__,
+            'peft': peft.__version__}
 
 def random_model_dir(preset_name:str, path) -> Path:
     "An HF directory of a preset's shape with random bf16 weights (for GPU benchmarks of models we cannot download)."
@@ -308,18 +359,21 @@ def random_model_dir(preset_name:str, path) -> Path:
     p = Path(path)
     if (p/'config.json').exists(): return p
     with torch.device('cuda' if torch.cuda.is_available() else 'cpu'):
-        m = LlamaForCausalLM(HFConfig(**{**preset(preset_name).to_hf(), 'vocab_size': 49152, 'bos_token_id': 1, 'eos_token_id': 2, 'pad_token_id': 2})).to(torch.bfloat16)
+        m = LlamaForCausalLM(HFConfig(**{**preset(preset_name).to_hf(), 'vocab_size': 49152, 'bos_token_id': 1,
+                                         'eos_token_id': 2, 'pad_token_id': 2})).to(torch.bfloat16)
     m.save_pretrained(p); real_tokenizer().save_pretrained(p); return p
 
 # %% ../nbs/10_benchmarks.ipynb #fc7895b3
 def epoch_table(epochs:list) -> str:
     "Median wall time per (data, kind), padding fractions, and packed / padded."
-    out = [f"{'data':10s} {'examples':>8s} {'tokens':>8s} {'padded s':>9s} {'pad frac':>9s} {'packed s':>9s} {'pad frac':>9s} {'packed/padded':>14s}"]
+    out = [f"{'data':10s} {'examples':>8s} {'tokens':>8s} {'padded s':>9s} {'pad frac':>9s} {'packed s':>9s} "
+           f"{'pad frac':>9s} {'packed/padded':>14s}"]
     for d in dict.fromkeys(e['data'] for e in epochs):
         g = {k: [e for e in epochs if e['data'] == d and e['kind'] == k] for k in ('padded', 'packed')}
         if not all(g.values()): continue
         w = {k: float(np.median([e['wall_s'] for e in v])) for k, v in g.items()}; e0 = g['packed'][0]
-        out.append(f"{Path(d).stem[:10]:10s} {e0['examples']:8d} {e0['tokens']:8d} {w['padded']:9.0f} {g['padded'][0]['padding_fraction']:9.3f} "
+        out.append(f"{Path(d).stem[:10]:10s} {e0['examples']:8d} {e0['tokens']:8d} {w['padded']:9.0f} "
+                   f"{g['padded'][0]['padding_fraction']:9.3f} "
                    f"{w['packed']:9.0f} {e0['padding_fraction']:9.3f} {w['packed'] / w['padded']:14.2f}")
     return '\n'.join(out)
 
@@ -328,11 +382,15 @@ def report(res:dict, out) -> str:
     from felafax_lit.core import LlamaConfig
     o, cfg = Path(out), BenchConfig(**res['config']); rs = res['systems']
     c = LlamaConfig.from_pretrained(res.get('model_dir') or real_model_dir())
-    rows = summarize(rs, cfg, c); ceil = {s: float(np.median([r['flops'] for r in rs if r['system'] == s])) for s in CEILINGS if any(r['system'] == s for r in rs)}
-    m = res['machine']; txt = [f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, torch ISA {m['torch_isa']}, GPU {m['gpu']}); torch {m['torch']}, jax {m['jax']}, "
-                               f"transformers {m['transformers']}, peft {m['peft']}.", '',
-                               f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, {max(r['runs'] for r in rows)} rounds; "
-                               + ', '.join(f"{k} bf16 matmul ceiling {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()), '', '```', table(rows), '```']
+    rows = summarize(rs, cfg, c)
+    ceil = {s: float(np.median([r['flops'] for r in rs if r['system'] == s])) for s in CEILINGS
+            if any(r['system'] == s for r in rs)}
+    m = res['machine']
+    txt = [f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, torch ISA {m['torch_isa']}, GPU {m['gpu']}); "
+           f"torch {m['torch']}, jax {m['jax']}, transformers {m['transformers']}, peft {m['peft']}.", '',
+           f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, {max(r['runs'] for r in rows)} rounds; "
+           + ', '.join(f"{k} bf16 matmul ceiling {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),
+           '', '```', table(rows), '```']
     plot_summary(rows, o/'throughput_memory.png'); files = ['throughput_memory.png']
     if res.get('epochs'): txt += ['', '```', epoch_table(res['epochs']), '```']
     if res.get('curves'): plot_curves(res['curves'], o/'loss_curves.png'); files.append('loss_curves.png')
@@ -345,20 +403,24 @@ def main(out:str='bench_results', # output directory
          repeats:int=3, # rounds of every system
          systems:str='', # comma-separated subset of SYSTEMS (default: all)
          steps:int=6, warmup:int=2, batch_size:int=4, context_length:int=256, rank:int=16,
-         preset:str='', # benchmark a preset's shape with random weights instead of SmolLM2-135M (e.g. llama3.1-8b on a GPU)
+         # benchmark a preset's shape with random weights instead of SmolLM2-135M (e.g. llama3.1-8b on a GPU)
+         preset:str='',
          epochs:bool=True, curves:bool=True, plans:bool=True): # the extra parts
     "Run the benchmarks and write results, tables and plots into `out`."
-    o = Path(out); o.mkdir(parents=True, exist_ok=True); cfg = BenchConfig(batch_size, context_length, rank, 2.0 * rank, steps, warmup)
+    o = Path(out); o.mkdir(parents=True, exist_ok=True)
+    cfg = BenchConfig(batch_size, context_length, rank, 2.0 * rank, steps, warmup)
     md = random_model_dir(preset, o/f'random-{preset}') if preset else real_model_dir()
     res = {'machine': machine_info(), 'config': asdict(cfg), 'model_dir': str(md)}
     save = lambda: (o/'results.json').write_text(json.dumps(res, indent=1))
     res['systems'] = run_benchmark(systems.split(',') if systems else None, repeats, cfg, md, o/'systems.json'); save()
-    parts = {'epochs': lambda: [epoch_worker_fresh(k, d, BenchConfig(rank=rank, alpha=2.0 * rank, context_length=512), md)
-                                for d, kinds in (('seed', ('packed', 'padded')), ('synthetic', ('padded', 'packed'))) for k in kinds],
+    parts = {'epochs': lambda: [
+                 epoch_worker_fresh(k, d, BenchConfig(rank=rank, alpha=2.0 * rank, context_length=512), md)
+                 for d, kinds in (('seed', ('packed', 'padded')), ('synthetic', ('padded', 'packed'))) for k in kinds],
              'curves': lambda: same_init_curves(md), 'plans': memory_plans}
     for k, on in (('epochs', epochs), ('curves', curves), ('plans', plans)):
         if not on: continue
         try: res[k] = parts[k]()
-        except Exception as e: res[k + '_error'] = f"{type(e).__name__}: {e}"[-3000:]; print(f"{k} failed: {res[k + '_error']}")
+        except Exception as e:
+            res[k + '_error'] = f"{type(e).__name__}: {e}"[-3000:]; print(f"{k} failed: {res[k + '_error']}")
         save()
     print(report(res, o))

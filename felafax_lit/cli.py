@@ -8,13 +8,15 @@ import argparse, functools, importlib.util, json, os, re, shlex, sys, time, warn
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
+from .core import PROJECTION_NAMES
 from .core import safetensors_header, checkpoint_identity, check_replaceable
 from .data import DataError, TASKS, is_task, load_datasets, make_task_dataset, exact_match, alpaca_prompt, read_json_rows
 from .data import HF_NAMES, parse_columns
+from .training import TrainConfig
 
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options',
-           'train_config', 'check_backend', 'make_trainer', 'save_outputs', 'train_torch', 'cmd_train', 'cmd_export',
+           'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs', 'cmd_train', 'cmd_export',
            'read_prompts', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model',
            'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'main']
 
@@ -24,7 +26,7 @@ def _bool(s:str) -> bool:
     if s.lower() in ('0', 'false', 'no', 'n'): return False
     raise argparse.ArgumentTypeError(f"expected true or false, got {s!r}")
 
-LORA_MODULES = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj', 'lm_head')
+LORA_MODULES = (*PROJECTION_NAMES, 'lm_head')   # what --lora_target_modules may name
 
 def lora_targets(spec:str) -> str:
     "The target regex for `--lora_target_modules`: 'all' (7 projections), 'default' (q_proj,v_proj, as PEFT) or a comma list."
@@ -185,15 +187,14 @@ def hf_options(args) -> dict:
     return dict(split=args.dataset_split, config=args.dataset_config, columns=parse_columns(args.dataset_columns))
 
 # %% ../nbs/09_cli.ipynb #10b22f54
-def train_config(args):
-    "The `TrainConfig` of parsed options."
-    from felafax_lit.train_jax import TrainConfig
-    return TrainConfig(train_type=args.train_type, batch_size=args.batch_size, gradient_accumulation_steps=args.gradient_accumulation_steps,
-                       context_length=args.context_length, lr=args.lr, lr_scheduler=args.lr_scheduler, warmup_steps=args.warmup_steps,
-                       weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm, num_epochs=args.num_epochs, max_steps=args.max_steps,
-                       eval_steps=args.eval_steps, save_steps=args.save_steps, keep_checkpoints=args.keep_checkpoints, log_steps=args.log_steps,
-                       log_to=args.log_to, precision=args.precision, remat='full' if args.use_gradient_checkpointing else 'none',
-                       pack=args.pack, seed=args.seed)
+def train_config(args) -> TrainConfig:
+    "The `TrainConfig` of parsed options, for either backend (`--use_gradient_checkpointing`: remat 'full')."
+    return TrainConfig.from_dict({**vars(args), 'remat': 'full' if args.use_gradient_checkpointing else 'none'})
+
+def lora_config(args) -> LoRAConfig|None:
+    "The `LoRAConfig` of parsed options; None for `--train_type full`."
+    if args.train_type == 'full': return None
+    return LoRAConfig(args.lora_rank, args.lora_alpha, args.lora_dropout, lora_targets(args.lora_target_modules))
 
 # %% ../nbs/09_cli.ipynb #b3239cad
 def check_backend(args):
@@ -214,7 +215,7 @@ def make_trainer(args):
     "(Trainer, tokenizer, train data, held-out data, held-out rows) from parsed options."
     from felafax_lit.train_jax import Trainer, writable_dir, default_mesh, data_parallel_size, TrainError, enable_compilation_cache
     check_backend(args); tc, model = train_config(args), Path(args.model) if args.model else real_model_dir(); enable_compilation_cache()
-    lora = None if tc.train_type == 'full' else LoRAConfig(args.lora_rank, args.lora_alpha, args.lora_dropout, lora_targets(args.lora_target_modules))
+    lora = lora_config(args)
     mesh = default_mesh(args.mesh); writable_dir(args.output_dir)
     if tc.batch_size % data_parallel_size(mesh): raise TrainError(f"--batch_size {tc.batch_size} is not divisible by the data-parallel size {data_parallel_size(mesh)} (--mesh {args.mesh or 'default'})")
     if not (model/'config.json').exists(): raise FileNotFoundError(f"--model {str(model)!r} is not an HF model directory (no config.json)")
@@ -230,17 +231,23 @@ def save_outputs(tr, args, model_dir) -> dict:
     paths['merged'] = tr.save_merged(out/'merged', copy_files_from=model_dir)
     return paths
 
-def train_torch(args) -> dict:
-    "`felafax_lit train --backend torch`: `train_torch.cli_train` here or under torchrun (`--nproc`)."
-    from felafax_lit.train_torch import cli_train
-    check_backend(args); cli_train({**vars(args), 'hf': hf_options(args)}); out = Path(args.output_dir)
-    paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
+def _train_with_torch(args) -> dict:
+    "`felafax_lit train --backend torch`: `train_torch.train` here, or under torchrun in `--nproc` processes."
+    from felafax_lit.train_torch import train, launch_train
+    check_backend(args); model = Path(args.model) if args.model else real_model_dir()
+    kw = dict(model_dir=model, dataset=args.dataset, output_dir=args.output_dir, tc=train_config(args),
+              lora=lora_config(args), dataset_format=args.dataset_format, eval_size=args.eval_size,
+              dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
+              allow_changes=[s for s in args.allow_changes.split(',') if s], export=args.save_model, hf=hf_options(args))
+    if args.nproc > 1: launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
+    else: train(**kw)
+    out = Path(args.output_dir); paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")
     return paths
 
 def cmd_train(args) -> dict:
     "`felafax_lit train`: fine-tune, then save the adapter and the merged model."
-    if args.backend == 'torch': return train_torch(args)
+    if args.backend == 'torch': return _train_with_torch(args)
     tr, tok, train, held, _ = make_trainer(args)
     hist = tr.fit(train, held, resume=args.resume, allow_changes=tuple(s for s in args.allow_changes.split(',') if s))
     paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
@@ -376,7 +383,6 @@ def cmd_plan(args) -> list:
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
     meshes = _plan_counts(args); _plan_devices(max(int(v) for m in meshes for v in re.findall(r'=(\d+)', m)))
-    from felafax_lit.train_jax import TrainConfig
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length, precision='bf16',
                      gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,

@@ -4,14 +4,13 @@
 
 # %% ../nbs/02_conversion.ipynb #4b64d59e
 from __future__ import annotations
-import json, os, shutil
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 from safetensors import safe_open
 from safetensors.numpy import save_file
-from .core import LlamaConfig, copy_hf_extras, atomic_dir, weight_map
+from .core import LlamaConfig, PROJECTIONS, model_shards, write_hf_dir
 from .model import Llama
 
 # %% auto #0
@@ -29,9 +28,9 @@ class ParamName:
     def layered(self): return '{i}' in self.hf
 
 # %% ../nbs/02_conversion.ipynb #ce8df67b
-_LAYER = [('input_layernorm', ('attn_norm', 'scale'), False), ('post_attention_layernorm', ('mlp_norm', 'scale'), False)] + \
-         [(f'self_attn.{n}', ('attn', n, 'kernel'), True) for n in ('q_proj', 'k_proj', 'v_proj', 'o_proj')] + \
-         [(f'mlp.{n}', ('mlp', n, 'kernel'), True) for n in ('gate_proj', 'up_proj', 'down_proj')]
+_LAYER = [('input_layernorm', ('attn_norm', 'scale'), False),
+          ('post_attention_layernorm', ('mlp_norm', 'scale'), False)] + \
+         [(f'{p.hf_module}.{p.name}', (p.group, p.name, 'kernel'), True) for p in PROJECTIONS]
 
 def name_table(c:LlamaConfig) -> list[ParamName]:
     "The HF <-> JAX name table for config `c` (no `lm_head` row when the head is tied)."
@@ -58,14 +57,11 @@ def hf_names(c:LlamaConfig) -> dict:
 
 # %% ../nbs/02_conversion.ipynb #05ac2e0b
 def safetensors_files(path:str|Path) -> list[Path]:
-    "The safetensors files of an HF model directory (one file, or the shards of its index)."
+    "The safetensors files of an HF model directory (`core.model_shards`), after checking it has a `config.json`."
     p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"No such model directory: {str(p)!r}")
-    if not (p/'config.json').exists(): raise FileNotFoundError(f"{str(p)!r} has no config.json: not an HF model directory")
-    if (p/'model.safetensors.index.json').exists():
-        return sorted(set(weight_map(p).values()))
-    if (p/'model.safetensors').exists(): return [p/'model.safetensors']
-    raise FileNotFoundError(f"{str(p)!r} has neither model.safetensors nor model.safetensors.index.json")
+    if p.is_dir() and not (p/'config.json').exists():
+        raise FileNotFoundError(f"{str(p)!r} has no config.json: not an HF model directory")
+    return model_shards(p)
 
 def iter_safetensors(path:str|Path):
     "Yield `(name, numpy array)` for every tensor of an HF model directory, one at a time."
@@ -80,18 +76,21 @@ def iter_params(path:str|Path, c:LlamaConfig|None=None):
     for name, t in iter_safetensors(path):
         if name.endswith('rotary_emb.inv_freq'): continue
         if name == 'lm_head.weight' and c.tie_word_embeddings: extra_head = t; continue
-        if name not in names: raise KeyError(f"Unexpected tensor {name!r} in {str(path)!r}: not part of a Llama model with this config")
+        if name not in names:
+            raise KeyError(f"Unexpected tensor {name!r} in {str(path)!r}: not part of a Llama model with this config")
         if name in seen: raise KeyError(f"Tensor {name!r} appears twice in {str(path)!r}")
         r, i, shape = names[name]
         if t.shape != shape: raise ValueError(f"Tensor {name!r} has shape {t.shape}, expected {shape} for this config")
         seen.add(name); yield r.path, i, (t.T if r.transpose else t)
     if missing := [n for n in names if n not in seen]:
-        raise KeyError(f"Missing {len(missing)} tensor(s) in {str(path)!r}: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+        raise KeyError(f"Missing {len(missing)} tensor(s) in {str(path)!r}: "
+                       f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
     if extra_head is not None: _check_tied_head(path, extra_head)
 
 def _check_tied_head(path, head):
     emb = next(t for n, t in iter_safetensors(path) if n == 'model.embed_tokens.weight')
-    if not np.array_equal(emb, head): raise ValueError(f"{str(path)!r}: config ties the head but lm_head.weight differs from the embedding")
+    if not np.array_equal(emb, head):
+        raise ValueError(f"{str(path)!r}: config ties the head but lm_head.weight differs from the embedding")
 
 # %% ../nbs/02_conversion.ipynb #ef8b74a7
 def _nest(flat:dict) -> dict:
@@ -118,7 +117,8 @@ def iter_hf_tensors(params:dict, c:LlamaConfig, dtype=None):
     "Yield `(hf_name, numpy array)` in HF layout and order from a JAX param tree."
     get = lambda path: _get(params, path)
     rows = name_table(c); top = [r for r in rows if not r.layered]; layered = [r for r in rows if r.layered]
-    def arr(r, x): x = np.asarray(x); x = x.T if r.transpose else x; return np.ascontiguousarray(x, dtype=dtype or x.dtype)
+    def arr(r, x):
+        x = np.asarray(x); x = x.T if r.transpose else x; return np.ascontiguousarray(x, dtype=dtype or x.dtype)
     yield top[0].hf, arr(top[0], get(top[0].path))
     for i in range(c.num_hidden_layers):
         for r in layered: yield r.hf.format(i=i), arr(r, get(r.path)[i])
@@ -131,30 +131,12 @@ def _get(tree, path):
     return tree
 
 # %% ../nbs/02_conversion.ipynb #ae7ecf4c
-def _shards(tensors, max_bytes):
-    "Group `(name, array)` pairs into lists of total size <= max_bytes (a larger tensor gets its own list)."
-    cur, size = [], 0
-    for n, t in tensors:
-        if cur and size + t.nbytes > max_bytes: yield cur; cur, size = [], 0
-        cur.append((n, t)); size += t.nbytes
-    if cur: yield cur
-
-def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2**30, dtype=None, copy_files_from=None) -> Path:
-    "Write `params` as an HF model directory (atomically): config.json + safetensors (sharded with an index above `max_shard_size` bytes)."
-    with atomic_dir(path, 'config.json') as p: _write_hf(params, c, p, max_shard_size, dtype, copy_files_from)
-    return Path(path)
-
-def _write_hf(params, c, p, max_shard_size, dtype, copy_files_from):
-    c.save_pretrained(p); written, total = [], 0
-    for k, shard in enumerate(_shards(iter_hf_tensors(params, c, dtype), max_shard_size)):
-        f = p/f'model-{k + 1:05d}.tmp'; save_file(dict(shard), f, metadata={'format': 'pt'})
-        written.append((f, [n for n, _ in shard])); total += sum(t.nbytes for _, t in shard); del shard
-    wm, n = {}, len(written)
-    for k, (f, names) in enumerate(written):
-        name = 'model.safetensors' if n == 1 else f'model-{k + 1:05d}-of-{n:05d}.safetensors'
-        os.replace(f, p/name); wm.update(dict.fromkeys(names, name))
-    if n > 1: (p/'model.safetensors.index.json').write_text(json.dumps({'metadata': {'total_size': total}, 'weight_map': wm}, indent=2))
-    if copy_files_from: copy_hf_extras(copy_files_from, p)
+def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2**30, dtype=None,
+            copy_files_from=None) -> Path:
+    ("Write `params` as an HF model directory (atomically, by `core.write_hf_dir`): config.json + safetensors "
+     "(sharded with an index above `max_shard_size` bytes), tensor by tensor.")
+    save = lambda t, f: save_file(t, str(f), metadata={'format': 'pt'})
+    return write_hf_dir(path, c, iter_hf_tensors(params, c, dtype), save, max_shard_size, copy_files_from)
 
 # %% ../nbs/02_conversion.ipynb #963de9b4
 def to_device(params:dict, dtype=None) -> dict:

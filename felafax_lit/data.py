@@ -89,10 +89,13 @@ def read_text_rows(paths, per:str='line', on_bad_row:str|BadRows='raise') -> lis
     bad, rows = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(paths, on_bad_row), []
     for p in _text_files(paths):
         b = _need_file(p)
-        parts = [(f"{p.name}", b)] if per == 'file' else [(f"{p.name} line {n}", l) for n, l in enumerate(b.split(b'\n'), 1) if l.strip()]
+        parts = ([(f"{p.name}", b)] if per == 'file'
+                 else [(f"{p.name} line {n}", l) for n, l in enumerate(b.split(b'\n'), 1) if l.strip()])
         for where, chunk in parts:
-            try: rows.append((where, {'text': chunk.decode('utf-8').rstrip('\r\n') if per == 'line' else chunk.decode('utf-8')}))
-            except UnicodeDecodeError as e: bad(where, f"not valid UTF-8 (line {_line_of(chunk, e.start)} of the document)")
+            try: rows.append((where, {'text': chunk.decode('utf-8').rstrip('\r\n') if per == 'line'
+                                      else chunk.decode('utf-8')}))
+            except UnicodeDecodeError as e:
+                bad(where, f"not valid UTF-8 (line {_line_of(chunk, e.start)} of the document)")
     return rows
 
 # %% ../nbs/07_data.ipynb #52f268fe
@@ -161,7 +164,8 @@ def _render(tok, msgs, gen=False) -> str:
     except Exception as e: raise BadRow(f"chat template failed: {e}") from None
 
 def _after(done:str, text:str) -> str:
-    if not text.startswith(done): raise BadRow("chat template output for a longer conversation does not extend the shorter one")
+    if not text.startswith(done):
+        raise BadRow("chat template output for a longer conversation does not extend the shorter one")
     return text[len(done):]
 
 # %% ../nbs/07_data.ipynb #df6110f2
@@ -171,7 +175,8 @@ def encode_chat(row:dict, tok) -> tuple:
     for i, m in enumerate(msgs):
         if m['role'] == 'assistant':   # the assistant header belongs to the prompt
             head = _render(tok, msgs[:i], gen=True); texts.append(_after(done, head)); flags.append(0); done = head
-        full = _render(tok, msgs[:i+1]); texts.append(_after(done, full)); flags.append(int(m['role'] == 'assistant')); done = full
+        full = _render(tok, msgs[:i+1]); texts.append(_after(done, full))
+        flags.append(int(m['role'] == 'assistant')); done = full
     return _join([tok.encode(t, add_special_tokens=False) for t in texts], flags)
 
 # %% ../nbs/07_data.ipynb #ae519b50
@@ -188,7 +193,8 @@ def encode_completion(row:dict, tok) -> tuple:
 ENCODERS = {'alpaca': encode_alpaca, 'chat': encode_chat, 'text': encode_text, 'completion': encode_completion}
 
 def row_format(row) -> str:
-    "The format a row is in, from its fields: chat (`messages`), completion (`prompt`, `completion`), text, else alpaca."
+    ("The format a row is in, from its fields: chat (`messages`), completion (`prompt`, `completion`), text, "
+     "else alpaca.")
     if not isinstance(row, dict): return 'alpaca'
     if 'messages' in row: return 'chat'
     if 'prompt' in row and 'completion' in row: return 'completion'
@@ -236,9 +242,10 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
         for ids, m in pieces: ds.ids.append(ids); ds.mask.append(m); ds.src.append(len(ds.where))
         ds.where.append(where)
     bad.warn(); long.warn()
-    if ds.n_truncated: warnings.warn(f"{bad.path}: {ds.n_truncated} of {len(ds.where)} example(s) longer than context_length "
-                                     f"{context_length} were cut to fit; their ends are not trained on")
-    ds.skipped = sorted(bad.rows + long.rows, key=lambda r: [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', r[0])])
+    if ds.n_truncated: warnings.warn(f"{bad.path}: {ds.n_truncated} of {len(ds.where)} example(s) longer than "
+                                     f"context_length {context_length} were cut to fit; their ends are not trained on")
+    ds.skipped = sorted(bad.rows + long.rows,
+                        key=lambda r: [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', r[0])])
     if not ds.ids: raise DataError(f"{bad.path}: no usable rows ({len(ds.skipped)} skipped)")
     return ds
 
@@ -252,7 +259,8 @@ def read_dataset(path, tokenizer, context_length:int,
     bad, plain = BadRows(path, on_bad_row), Path(path).suffix == '.txt' or Path(path).is_dir()
     if format == 'auto' and plain: format = 'text'
     rows = read_text_rows(path, text_per, bad) if plain else read_json_rows(path, bad)
-    if format == 'auto': format = 'chat' if rows and isinstance(rows[0][1], dict) and 'messages' in rows[0][1] else 'alpaca'
+    if format == 'auto':
+        format = 'chat' if rows and isinstance(rows[0][1], dict) and 'messages' in rows[0][1] else 'alpaca'
     return tokenize_rows(rows, tokenizer, context_length, format, bad, on_long_prompt)
 
 # %% ../nbs/07_data.ipynb #e18548d8
@@ -317,9 +325,11 @@ class Loader:
     def __init__(self, ds:TokenDataset, batch_size:int, context_length:int, seed:int=0, pack:bool=True,
                  epochs:int|None=None, # stop after this many epochs; None: never stop
                  process_index:int=0, process_count:int=1):
-        if batch_size % process_count: raise ValueError(f"batch_size {batch_size} not divisible by {process_count} processes")
+        if batch_size % process_count:
+            raise ValueError(f"batch_size {batch_size} not divisible by {process_count} processes")
         self.ds, self.bs, self.T, self.seed, self.pack, self.epochs = ds, batch_size, context_length, seed, pack, epochs
-        self.local = slice(process_index * batch_size // process_count, (process_index + 1) * batch_size // process_count)
+        self.local = slice(process_index * batch_size // process_count,
+                           (process_index + 1) * batch_size // process_count)
         self.epoch, self.index, self._cache = 0, 0, None
 
 # %% ../nbs/07_data.ipynb #83069b28
@@ -350,12 +360,15 @@ def __iter__(self:Loader):
         self.epoch, self.index = self.epoch + 1, 0
 
 @patch
-def state_dict(self:Loader) -> dict: "Where the loader is: epoch, batches yielded in it, seed."; return {'epoch': self.epoch, 'index': self.index, 'seed': self.seed}
+def state_dict(self:Loader) -> dict:
+    "Where the loader is: epoch, batches yielded in it, seed."
+    return {'epoch': self.epoch, 'index': self.index, 'seed': self.seed}
 
 @patch
 def load_state_dict(self:Loader, state:dict):
     "Continue from `state`, as given by `state_dict`."
-    if state.get('seed', self.seed) != self.seed: raise ValueError(f"state is for seed {state['seed']}, loader has {self.seed}")
+    if state.get('seed', self.seed) != self.seed:
+        raise ValueError(f"state is for seed {state['seed']}, loader has {self.seed}")
     self.epoch, self.index = int(state['epoch']), int(state['index'])
 
 # %% ../nbs/07_data.ipynb #2424e5f7
@@ -410,20 +423,25 @@ def _qna(r:dict, context:bool) -> dict:
     ctx = f"###Context:\n{_field(r, 'context')}\n" if context else ''
     return {'prompt': f"{ctx}###Question:\n{_field(r, 'question')}\n###Answer:\n", 'completion': _field(r, 'answer')}
 
-HF_NAMES = {'alpaca': ('yahma/alpaca-cleaned', 'train', None), 'guanaco': ('timdettmers/openassistant-guanaco', 'train', _guanaco),
-            'orca_math': ('microsoft/orca-math-word-problems-200k', 'train', partial(_qna, context=False)),
-            'sql': ('knowrohit07/know_sql', 'validation', partial(_qna, context=True))}  # fsdp_qlora's names: (hub id, split, row map)
+HF_NAMES = {   # fsdp_qlora's names: (hub id, split, row map)
+    'alpaca': ('yahma/alpaca-cleaned', 'train', None),
+    'guanaco': ('timdettmers/openassistant-guanaco', 'train', _guanaco),
+    'orca_math': ('microsoft/orca-math-word-problems-200k', 'train', partial(_qna, context=False)),
+    'sql': ('knowrohit07/know_sql', 'validation', partial(_qna, context=True))}
 
-def _saved(p:Path) -> bool: return p.is_dir() and any((p/f).exists() for f in ('dataset_info.json', 'dataset_dict.json', 'state.json'))
+def _saved(p:Path) -> bool:
+    return p.is_dir() and any((p/f).exists() for f in ('dataset_info.json', 'dataset_dict.json', 'state.json'))
 
 def _data_files(p:Path) -> tuple:
-    "(builder, files) of a parquet/arrow/CSV file or of a directory holding files of one of those kinds; (None, []) if neither."
+    ("(builder, files) of a parquet/arrow/CSV file or of a directory holding files of one of those kinds; "
+     "(None, []) if neither.")
     fs = [p] if p.is_file() else sorted(f for f in p.rglob('*') if f.suffix in HF_SUFFIXES) if p.is_dir() else []
     kinds = {HF_SUFFIXES.get(f.suffix) for f in fs}
     return (kinds.pop(), [str(f) for f in fs]) if len(kinds) == 1 and None not in kinds else (None, [])
 
 def is_hf_dataset(name) -> bool:
-    "Is `name` read through HF `datasets`: a short name, a parquet/arrow/CSV file or directory, a `save_to_disk` directory, a hub id?"
+    ("Is `name` read through HF `datasets`: a short name, a parquet/arrow/CSV file or directory, "
+     "a `save_to_disk` directory, a hub id?")
     p = Path(str(name))
     if str(name) in HF_NAMES or _saved(p) or _data_files(p)[0]: return True
     return not p.exists() and p.suffix not in FILE_SUFFIXES and re.fullmatch(r'[\w.-]+/[\w.-]+', str(name)) is not None
@@ -438,7 +456,8 @@ def _csv_strings(f) -> dict:
 def load_hf_dataset(name, split:str|None=None, config:str|None=None):
     "`(datasets.Dataset, row map or None)` for `name`: a short name, a local file or directory, or a hub id."
     import datasets
-    hub, default_split, fn = HF_NAMES.get(str(name), (str(name), 'train', None)); split, p = split or default_split, Path(str(name))
+    hub, default_split, fn = HF_NAMES.get(str(name), (str(name), 'train', None))
+    split, p = split or default_split, Path(str(name))
     try:
         if _saved(p):
             ds = datasets.load_from_disk(str(p))
@@ -446,12 +465,14 @@ def load_hf_dataset(name, split:str|None=None, config:str|None=None):
                 if split not in ds: raise DataError(f"dataset {name}: no split {split!r} (it has {', '.join(ds)})")
                 ds = ds[split]
         elif (files := _data_files(p))[0]:
-            ds = datasets.load_dataset(files[0], data_files=files[1], split='train', **(_csv_strings(files[1][0]) if files[0] == 'csv' else {}))
+            ds = datasets.load_dataset(files[0], data_files=files[1], split='train',
+                                       **(_csv_strings(files[1][0]) if files[0] == 'csv' else {}))
         else: ds = datasets.load_dataset(hub, config, split=split)
     except DataError: raise
     except Exception as e:
         why = ' '.join(str(e).split())[:300] or type(e).__name__
-        raise DataError(f"dataset {str(name)!r} could not be loaded with HF datasets ({type(e).__name__}: {why})") from None
+        raise DataError(f"dataset {str(name)!r} could not be loaded with HF datasets "
+                        f"({type(e).__name__}: {why})") from None
     return ds, fn
 
 def hf_rows(ds, columns:dict|None=None) -> Iterator:
@@ -460,15 +481,17 @@ def hf_rows(ds, columns:dict|None=None) -> Iterator:
         raise DataError(f"dataset has no column {missing[0]!r} (columns: {', '.join(ds.column_names)})")
     for i, r in enumerate(ds): yield f"row {i}", {**r, **{ours: r[theirs] for ours, theirs in (columns or {}).items()}}
 
-def read_hf_dataset(name, tokenizer, context_length:int, format:str='auto', on_bad_row:str='raise', on_long_prompt:str='raise',
-                    split:str|None=None, config:str|None=None, columns:dict|None=None) -> TokenDataset:
+def read_hf_dataset(name, tokenizer, context_length:int, format:str='auto', on_bad_row:str='raise',
+                    on_long_prompt:str='raise', split:str|None=None, config:str|None=None,
+                    columns:dict|None=None) -> TokenDataset:
     "Read, encode and fit a dataset of HF `datasets` into a `TokenDataset`."
     ds, fn = load_hf_dataset(name, split, config)
     if len(ds) == 0: raise DataError(f"dataset {name}: no rows")
     first = next(hf_rows(ds, columns))[1]
     fmt = 'completion' if fn else format if format != 'auto' else row_format(first)   # a short name's rows are mapped
     enc = (lambda r, tok: encode_completion(fn(r), tok)) if fn else fmt
-    return tokenize_rows(hf_rows(ds, columns), tokenizer, context_length, enc, BadRows(name, on_bad_row), on_long_prompt)
+    return tokenize_rows(hf_rows(ds, columns), tokenizer, context_length, enc, BadRows(name, on_bad_row),
+                         on_long_prompt)
 
 def parse_columns(spec:str|None) -> dict|None:
     "`{ours: theirs}` from 'instruction=question,output=answer'."
@@ -487,26 +510,31 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   eval_size:int=0, # rows held out (0: none)
                   dataset_size:int=1000, # training rows generated for a synthetic task
                   seed:int=42, on_bad_row:str='raise',
-                  batch_size:int=1, pack:bool=True, # rows one optimizer step takes, and packing, to check the data fills one
+                  # rows one optimizer step takes, and packing, to check the data fills one
+                  batch_size:int=1, pack:bool=True,
                   hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
     T = context_length
     if is_task(dataset):
         rows = make_task_dataset(dataset_size + eval_size, seed=seed, tasks=tuple(str(dataset).split(',')))
         held, train = rows[:eval_size], rows[eval_size:]
-        ds = tokenize_rows(train, tokenizer, T, on_bad_row=on_bad_row, on_long_prompt=on_bad_row, name=f'task {dataset}')
+        ds = tokenize_rows(train, tokenizer, T, on_bad_row=on_bad_row, on_long_prompt=on_bad_row,
+                           name=f'task {dataset}')
         out = ds, tokenize_rows(held, tokenizer, T, name='held-out rows') if held else None, held or None
     else:
-        if is_hf_dataset(dataset): ds = read_hf_dataset(dataset, tokenizer, T, format, on_bad_row, on_bad_row, **(hf or {}))
+        if is_hf_dataset(dataset):
+            ds = read_hf_dataset(dataset, tokenizer, T, format, on_bad_row, on_bad_row, **(hf or {}))
         elif not Path(dataset).exists():
-            raise FileNotFoundError(f"dataset {str(dataset)!r} is neither a file nor built-in tasks ({', '.join(TASKS)})")
+            raise FileNotFoundError(f"dataset {str(dataset)!r} is neither a file nor built-in tasks "
+                                    f"({', '.join(TASKS)})")
         else: ds = read_dataset(dataset, tokenizer, T, format, on_bad_row=on_bad_row, on_long_prompt=on_bad_row)
         if eval_size >= len(ds.where) > 0 and eval_size:
             raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
         out = (*ds.split(eval_size / len(ds.where), seed=seed), None) if eval_size else (ds, None, None)
     if (n := len(build_rows(out[0], T, pack=pack)['tokens'])) < batch_size:
-        raise DataError(f"dataset {dataset}: {n} training row(s) of {T} tokens, fewer than the {batch_size} of one optimizer "
-                        "step (batch_size x gradient_accumulation_steps); add data or lower the batch")
+        raise DataError(f"dataset {dataset}: {n} training row(s) of {T} tokens, fewer than the {batch_size} "
+                        "of one optimizer step (batch_size x gradient_accumulation_steps); "
+                        "add data or lower the batch")
     return out
 
 # %% ../nbs/07_data.ipynb #e6543284

@@ -4,9 +4,8 @@
 
 # %% ../nbs/06_fsdp.ipynb #44be3682
 from __future__ import annotations
-import json, math, os, re, socket, subprocess, sys, time
+import math, re
 from contextlib import contextmanager
-from datetime import timedelta
 from functools import partial
 from pathlib import Path
 import torch
@@ -16,14 +15,13 @@ import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy, CPUOffloadPolicy, OffloadPolicy
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
     apply_activation_checkpointing as _apply_ac, checkpoint_wrapper, CheckpointImpl, CheckpointWrapper)
-from fastcore.script import call_parse
 import bitsandbytes as bnb
 from .core import LoRAConfig
 
 # %% auto #0
 __all__ = ['frozen_weight', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'lora_state_dict', 'fold_lora_modules', 'peft_lora_config',
            'decoder_layer_classes', 'apply_activation_checkpointing', 'check_fsdp_dtypes', 'shard_model', 'eval_mode',
-           'fixed_batches', 'grad_norm', 'train_losses', 'free_port', 'launch', 'main']
+           'grad_norm']
 
 # %% ../nbs/06_fsdp.ipynb #7e8a0469
 def _in_out(base:nn.Module) -> tuple:
@@ -218,10 +216,6 @@ def eval_mode(model:nn.Module):
         for m, t in modes: m.training = t
 
 # %% ../nbs/06_fsdp.ipynb #e2a2542f
-def fixed_batches(steps:int=3, batch:int=4, seqlen:int=16, vocab:int=256, seed:int=0) -> torch.Tensor:
-    "Deterministic token batches [steps, batch, seqlen] (ids >= 3, clear of special tokens)."
-    return torch.randint(3, vocab, (steps, batch, seqlen), generator=torch.Generator().manual_seed(seed))
-
 def _rank_world(): return (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
 
 def grad_norm(params:list) -> float:
@@ -230,71 +224,3 @@ def grad_norm(params:list) -> float:
     sq = sum((g.to_local() if hasattr(g, 'to_local') else g).float().pow(2).sum() for g in gs)
     if dist.is_initialized() and any(hasattr(g, 'to_local') for g in gs): dist.all_reduce(sq)
     return sq.sqrt().item()
-
-# %% ../nbs/06_fsdp.ipynb #59537ffb
-def train_losses(model_dir:str, # HF model directory
-                 quant:str|None=None, # None, 'nf4' or 'hqq'
-                 cfg:LoRAConfig=LoRAConfig(rank=4), # adapters
-                 steps:int=3, lr:float=1e-2, seed:int=0, # AdamW steps on `fixed_batches`
-                 shard:bool=False, # FSDP2 over the default process group
-                ) -> dict:
-    "Per-step training losses (mean over ranks) and gradient norms of LoRA/QLoRA on fixed data, sharded or not."
-    from felafax_lit.quant_torch import load_quantized
-    rank, world = _rank_world()
-    model = load_quantized(model_dir, quant, compute_dtype=torch.float32, progress=False).train()
-    torch.manual_seed(seed); add_lora(model, cfg)
-    if shard: shard_model(model)
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr)
-    data, losses, norms = fixed_batches(steps, vocab=model.config.vocab_size, seed=seed), [], []
-    for b in data:
-        n = len(b) // world; b = b[rank * n:(rank + 1) * n]
-        loss = model(input_ids=b, labels=b).loss
-        loss.backward(); norms.append(grad_norm(params)); opt.step(); opt.zero_grad()
-        l = loss.detach().clone()
-        if world > 1: dist.all_reduce(l); l /= world
-        losses.append(l.item())
-    return {'loss': losses, 'grad_norm': norms}
-
-# %% ../nbs/06_fsdp.ipynb #5cd19d53
-def free_port() -> int:
-    "A TCP port that is free on 127.0.0.1 now."
-    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
-
-def launch(args:list, # arguments for the module's `main`
-           nproc:int=2, # processes
-           module:str='felafax_lit.fsdp', # module run with `-m`
-           timeout:float=300, # seconds before the whole run is killed
-           stream:bool=False, # let the ranks print to this terminal (progress bars) instead of capturing their output
-          ) -> subprocess.CompletedProcess:
-    "Run `python -m torch.distributed.run --nproc_per_node nproc -m module *args` locally; raise if it fails or times out."
-    import felafax_lit; root = str(Path(felafax_lit.__file__).resolve().parents[1])
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in [root, os.environ.get('PYTHONPATH')] if p), 'OMP_NUM_THREADS': '1'}
-    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master_addr', '127.0.0.1',
-           '--master_port', str(free_port()), '-m', module, *map(str, args)]
-    try: r = subprocess.run(cmd, env=env, capture_output=not stream, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e: raise TimeoutError(f"torchrun did not finish within {timeout} s: {' '.join(cmd)}") from None
-    if r.returncode and stream: raise RuntimeError(f"torchrun exited with {r.returncode} (the ranks' errors are printed above)")
-    if r.returncode:
-        why = [l for l in r.stderr.splitlines() if re.search(r'exitcode|Error|error:|on purpose', l)]
-        raise RuntimeError(f"torchrun exited with {r.returncode}:\n" + '\n'.join(why[-20:]) + f"\n--- output tail ---\n{(r.stdout + r.stderr)[-3000:]}")
-    return r
-
-# %% ../nbs/06_fsdp.ipynb #491228f9
-@call_parse
-def main(model_dir:str, # HF model directory
-         quants:str='none,nf4,hqq', # comma-separated quantizations to run one after the other
-         steps:int=3, # AdamW steps
-         out:str=None, # rank 0 writes {quant: losses} here as JSON
-         timeout:float=60, # seconds a collective may wait for the other ranks
-         fail_rank:int=-1, # this rank exits abruptly after its first quantization's run (failure test)
-        ):
-    "torchrun worker: FSDP2 LoRA/QLoRA training losses for each quantization, written by rank 0."
-    dist.init_process_group('gloo', timeout=timedelta(seconds=timeout))
-    try:
-        rank, world = _rank_world(); res = {}
-        for q in quants.split(','):
-            if fail_rank == rank and res: print(f"rank {rank}: exiting on purpose (fail_rank)", file=sys.stderr, flush=True); os._exit(17)
-            res[q] = train_losses(model_dir, None if q == 'none' else q, steps=steps, shard=True)
-        if rank == 0 and out: Path(out).write_text(json.dumps({'world': world, 'losses': res}))
-    finally: dist.destroy_process_group()

@@ -14,13 +14,12 @@ import flax.linen as nn
 import optax
 from flax.traverse_util import flatten_dict, unflatten_dict
 from safetensors.numpy import save_file, load_file
-from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, preset, PRESETS, write_adapter
+from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, preset, PRESETS, write_adapter, PROJECTIONS
 from .model import Dense, Llama
 from .conversion import name_table, save_hf
 
 # %% auto #0
-__all__ = ['LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'merge_lora', 'unmerge_lora', 'lora_param_count', 'save_peft',
-           'load_peft']
+__all__ = ['LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'merge_lora', 'unmerge_lora', 'save_peft', 'load_peft']
 
 # %% ../nbs/04_lora.ipynb #b9c30712
 def _lora_a_init(key, shape, dtype=jnp.float32):
@@ -39,8 +38,10 @@ class LoRADense(Dense):
         a = self.variable('lora', 'lora_a', lambda: _lora_a_init(self.make_rng('params'), (din, r)))
         b = self.variable('lora', 'lora_b', lambda: jnp.zeros((r, self.features), jnp.float32))
         h = nn.Dropout(self.lora.dropout, deterministic=not self.has_rng('dropout'))(x) if self.lora.dropout else x
-        h = jnp.einsum('...D,DR->...R', h.astype(self.dtype), a.value.astype(self.dtype), preferred_element_type=jnp.float32)
-        u = jnp.einsum('...R,RF->...F', h.astype(self.dtype), b.value.astype(self.dtype), preferred_element_type=jnp.float32)
+        h = jnp.einsum('...D,DR->...R', h.astype(self.dtype), a.value.astype(self.dtype),
+                       preferred_element_type=jnp.float32)
+        u = jnp.einsum('...R,RF->...F', h.astype(self.dtype), b.value.astype(self.dtype),
+                       preferred_element_type=jnp.float32)
         return (y.astype(jnp.float32) + self.lora.scale * u).astype(y.dtype)
 
 # %% ../nbs/04_lora.ipynb #788b44d4
@@ -56,10 +57,12 @@ def init_lora(model:Llama, params:dict, key) -> dict:
         raise ValueError(f"LoRA targets {model.dense.keywords['lora'].targets!r} match no projection of the model "
                          f"(paths look like 'layers/attn/q_proj', 'layers/mlp/down_proj', 'lm_head')")
     leaves, tree = jax.tree_util.tree_flatten_with_path(v['lora'])
-    def make(path, s, k):   # A: PEFT's init with fan-in = the `in` axis (second to last: scanned leaves lead with L); B: zero
+    # A: PEFT's init with fan-in = the `in` axis (second to last: scanned leaves lead with L); B: zero
+    def make(path, s, k):
         if path[-1].key == 'lora_a': return jax.random.uniform(k, s.shape, s.dtype, -1, 1) * s.shape[-2] ** -0.5
         return jnp.zeros(s.shape, s.dtype)
-    return jax.tree_util.tree_unflatten(tree, [make(p, s, k) for (p, s), k in zip(leaves, jax.random.split(key, len(leaves)))])
+    return jax.tree_util.tree_unflatten(tree, [make(p, s, k) for (p, s), k in
+                                               zip(leaves, jax.random.split(key, len(leaves)))])
 
 # %% ../nbs/04_lora.ipynb #0761ff19
 def lora_loss(lora:dict, params:dict, model:Llama, batch:dict, rngs=None):
@@ -91,15 +94,9 @@ def unmerge_lora(params:dict, lora:dict, cfg:LoRAConfig) -> dict:
 
 # %% ../nbs/04_lora.ipynb #1f71414b
 def _target_shapes(c:LlamaConfig) -> dict:
-    D, F = c.hidden_size, c.intermediate_size
-    return {'layers/attn/q_proj': (D, c.q_dim), 'layers/attn/k_proj': (D, c.kv_dim), 'layers/attn/v_proj': (D, c.kv_dim),
-            'layers/attn/o_proj': (c.q_dim, D), 'layers/mlp/gate_proj': (D, F), 'layers/mlp/up_proj': (D, F),
-            'layers/mlp/down_proj': (F, D), **({} if c.tie_word_embeddings else {'lm_head': (D, c.vocab_size)})}
-
-def lora_param_count(c:LlamaConfig, lora:LoRAConfig=LoRAConfig()) -> int:
-    "Exact number of adapter parameters `lora` adds to a model of config `c`."
-    return sum((c.num_hidden_layers if p.startswith('layers/') else 1) * lora.rank * (i + o)
-               for p, (i, o) in _target_shapes(c).items() if lora.matches(p))
+    "`{module path: (in, out)}` of every linear an adapter can target (the head only when it is not tied)."
+    head = {} if c.tie_word_embeddings else {'lm_head': (c.hidden_size, c.vocab_size)}
+    return {**{p.path: p.shape(c) for p in PROJECTIONS}, **head}
 
 # %% ../nbs/04_lora.ipynb #23cb4456
 def _module_names(c:LlamaConfig) -> dict:
@@ -129,7 +126,8 @@ def save_peft(lora:dict, c:LlamaConfig, cfg:LoRAConfig, path:str|Path, base_mode
 # %% ../nbs/04_lora.ipynb #1a3cb542
 def _check_peft_config(d:dict, where):
     if d.get('peft_type', 'LORA') != 'LORA': raise ValueError(f"{where}: peft_type {d.get('peft_type')!r} is not LoRA")
-    if d.get('modules_to_save'): raise ValueError(f"{where}: modules_to_save={d['modules_to_save']} (fully trained modules) is not supported")
+    if d.get('modules_to_save'):
+        raise ValueError(f"{where}: modules_to_save={d['modules_to_save']} (fully trained modules) is not supported")
     for k in ('use_rslora', 'use_dora'):
         if d.get(k): raise ValueError(f"{where}: {k}=True adapters are not supported")
     for k in ('rank_pattern', 'alpha_pattern'):
@@ -140,11 +138,13 @@ def _check_peft_config(d:dict, where):
 def load_peft(path:str|Path, c:LlamaConfig) -> tuple[LoRAConfig, dict]:
     "Read a PEFT LoRA adapter directory into `(LoRAConfig, lora tree)` for a model of config `c`."
     p = Path(path)
-    if not (p/'adapter_config.json').exists(): raise FileNotFoundError(f"{str(p)!r} has no adapter_config.json: not a PEFT adapter")
+    if not (p/'adapter_config.json').exists():
+        raise FileNotFoundError(f"{str(p)!r} has no adapter_config.json: not a PEFT adapter")
     d = json.loads((p/'adapter_config.json').read_text()); _check_peft_config(d, p)
     t = {k.replace('.default.', '.'): v for k, v in load_file(str(p/'adapter_model.safetensors')).items()}
     present = [m for m in _target_shapes(c) if _peft_keys(c, m)[0][1] + '.lora_A.weight' in t]
-    if not present: raise ValueError(f"{p}: no adapter tensor fits a Llama model of this config (keys like {sorted(t)[:2]})")
+    if not present:
+        raise ValueError(f"{p}: no adapter tensor fits a Llama model of this config (keys like {sorted(t)[:2]})")
     cfg = LoRAConfig(rank=int(d['r']), alpha=float(d['lora_alpha']), dropout=float(d.get('lora_dropout') or 0.0),
                      targets='(' + '|'.join(re.escape(m) for m in present) + ')$')
     flat, used = {}, set()
@@ -155,11 +155,14 @@ def load_peft(path:str|Path, c:LlamaConfig) -> tuple[LoRAConfig, dict]:
             for i, key in _peft_keys(c, mod):
                 if key + suffix not in t: raise KeyError(f"{p}: adapter has no tensor {key + suffix!r}")
                 w = t[key + suffix].T; used.add(key + suffix)
-                if w.shape != shape: raise ValueError(f"{p}: {key + suffix} has shape {w.T.shape}, expected {shape[::-1]} for this base model")
+                if w.shape != shape: raise ValueError(f"{p}: {key + suffix} has shape {w.T.shape}, "
+                                                      f"expected {shape[::-1]} for this base model")
                 parts.append(w)
-            flat[tuple(mod.split('/')) + (kind,)] = jnp.asarray(parts[0] if mod == 'lm_head' else np.stack(parts), jnp.float32)
+            flat[tuple(mod.split('/')) + (kind,)] = jnp.asarray(parts[0] if mod == 'lm_head' else np.stack(parts),
+                                                                jnp.float32)
     extra = sorted(k for k in set(t) - used if '.lora_' in k)
     if extra: raise ValueError(f"{p}: adapter tensors not used by a model of this config, e.g. {extra[:3]}")
     copies = sorted(k for k in t if '.base_layer.' in k)  # PEFT saves the head's base weight when lm_head is a target
-    if copies: warnings.warn(f"{p}: ignoring {len(copies)} saved copies of base weights ({copies[0]}, ...); the base model's own weights are used")
+    if copies: warnings.warn(f"{p}: ignoring {len(copies)} saved copies of base weights ({copies[0]}, ...); "
+                             "the base model's own weights are used")
     return cfg, unflatten_dict(flat)

@@ -25,16 +25,19 @@ class Dense(nn.Module):
     param_dtype:Any=jnp.float32 # dtype of a freshly initialised kernel
     out_dtype:Any=None # dtype of the result; None means `dtype`
     kernel_init:Callable=nn.initializers.normal(0.02) # initialiser for `kernel`
-    remat_dequant:bool=True # quantized kernel: checkpoint dequantize + matmul (False: the backward keeps the dense kernel)
+    # quantized kernel: checkpoint dequantize + matmul (False: the backward keeps the dense kernel)
+    remat_dequant:bool=True
 
     @nn.compact
     def __call__(self, x):
         k = self.get_variable('params', 'kernel')
-        if hasattr(k, 'dequantize') and self.remat_dequant:   # one checkpointed unit: nothing dense is saved for the backward
+        # one checkpointed unit: nothing dense is saved for the backward
+        if hasattr(k, 'dequantize') and self.remat_dequant:
             mm = lambda x: jnp.einsum('...D,DF->...F', x, k.dequantize(self.dtype), preferred_element_type=jnp.float32)
             return jax.checkpoint(mm, prevent_cse=False)(x.astype(self.dtype)).astype(self.out_dtype or self.dtype)
         if hasattr(k, 'dequantize'): k = k.dequantize(self.dtype)
-        else: k = jnp.asarray(self.param('kernel', self.kernel_init, (x.shape[-1], self.features), self.param_dtype), self.dtype)
+        else: k = jnp.asarray(self.param('kernel', self.kernel_init, (x.shape[-1], self.features),
+                                         self.param_dtype), self.dtype)
         y = jnp.einsum('...D,DF->...F', x.astype(self.dtype), k, preferred_element_type=jnp.float32)
         return y.astype(self.out_dtype or self.dtype)
 
@@ -61,7 +64,8 @@ def rope_frequencies(c:LlamaConfig) -> np.ndarray:
     s = c.rope_scaling
     if s is None: return inv
     if s.rope_type == 'linear': return inv / f32(s.factor)
-    old, lo, hi, fac = (f32(v) for v in (s.original_max_position_embeddings, s.low_freq_factor, s.high_freq_factor, s.factor))
+    old, lo, hi, fac = (f32(v) for v in
+                        (s.original_max_position_embeddings, s.low_freq_factor, s.high_freq_factor, s.factor))
     low_wl, high_wl = f32(old / lo), f32(old / hi)
     wavelen = f32(2 * math.pi) * rec(inv)
     inv_l = np.where(wavelen > low_wl, inv / fac, inv)
@@ -153,7 +157,8 @@ class DecoderLayer(nn.Module):
     def __call__(self, x, cos, sin, mask, index):
         kw = dict(dtype=self.dtype, param_dtype=self.param_dtype)
         norm = lambda name: RMSNorm(self.config.rms_norm_eps, name=name, **kw)
-        h = x + Attention(self.config, dense=self.dense, decode=self.decode, name='attn', **kw)(norm('attn_norm')(x), cos, sin, mask, index)
+        h = x + Attention(self.config, dense=self.dense, decode=self.decode, name='attn', **kw)(
+            norm('attn_norm')(x), cos, sin, mask, index)
         return h + MLP(self.config, dense=self.dense, name='mlp', **kw)(norm('mlp_norm')(h)), None
 
 # %% ../nbs/01_model.ipynb #eccc9b16
@@ -185,7 +190,8 @@ class Llama(nn.Module):
         mask = attention_mask(seg, k_seg, index + jnp.arange(T), jnp.arange(k_seg.shape[1]))
         cos, sin = rope_angles(positions, rope_frequencies(c))
         embed = nn.Embed(c.vocab_size, c.hidden_size, embedding_init=nn.initializers.normal(0.02), name='embed', **kw)
-        layers = scanned_layers(c.num_hidden_layers, self.remat)(c, dense=self.dense, decode=decode, name='layers', **kw)
+        layers = scanned_layers(c.num_hidden_layers, self.remat)(
+            c, dense=self.dense, decode=decode, name='layers', **kw)
         x, _ = layers(embed(tokens), cos, sin, mask, index)
         x = RMSNorm(c.rms_norm_eps, name='norm', **kw)(x)
         return x if hidden else self.head(x, embed)
@@ -211,13 +217,15 @@ class Llama(nn.Module):
 # %% ../nbs/01_model.ipynb #140bf334
 def init_cache(model:Llama, batch_size:int, max_len:int):
     "A zeroed KV cache for `batch_size` rows of up to `max_len` tokens."
-    shapes = jax.eval_shape(lambda: model.init(jax.random.key(0), jnp.zeros((batch_size, max_len), jnp.int32), decode=True))
+    shapes = jax.eval_shape(lambda: model.init(jax.random.key(0), jnp.zeros((batch_size, max_len), jnp.int32),
+                                               decode=True))
     return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shapes['cache'])
 
 @partial(jax.jit, static_argnums=0, donate_argnums=2)
 def decode_step(model, variables, cache, tokens, positions, segment_ids):
     "One cached forward of `tokens[B,T]`: (greedy next token [B], last logits [B,V], new cache)."
-    logits, upd = model.apply({**variables, 'cache': cache}, tokens, positions, segment_ids, decode=True, mutable=['cache'])
+    logits, upd = model.apply({**variables, 'cache': cache}, tokens, positions, segment_ids, decode=True,
+                              mutable=['cache'])
     return jnp.argmax(logits[:, -1], -1).astype(jnp.int32), logits[:, -1], upd['cache']
 
 # %% ../nbs/01_model.ipynb #af626f9f
@@ -233,7 +241,8 @@ def _left_pad(prompts, multiple:int=16):
 
 # %% ../nbs/01_model.ipynb #e2f4a7fd
 def sample_token(logits, temperature:float=0.0, top_p:float=1.0, rng=None) -> np.ndarray:
-    "Next token per row of `logits [B,V]`: the argmax at temperature 0, else a draw from the `top_p` nucleus at `temperature`."
+    ("Next token per row of `logits [B,V]`: the argmax at temperature 0, "
+     "else a draw from the `top_p` nucleus at `temperature`.")
     l = np.asarray(logits, np.float64)
     if temperature == 0: return l.argmax(-1).astype(np.int32)
     p = np.exp((l - l.max(-1, keepdims=True)) / temperature); p /= p.sum(-1, keepdims=True)
@@ -244,7 +253,8 @@ def sample_token(logits, temperature:float=0.0, top_p:float=1.0, rng=None) -> np
 
 def stream(model:Llama, params, prompts:list, max_new_tokens:int, eos_token_id=None,
            temperature:float=0.0, top_p:float=1.0, seed:int=0):
-    "Decode id lists `prompts` with a KV cache, yielding `(tokens [B], logits [B,V])` per new position; done rows repeat EOS."
+    ("Decode id lists `prompts` with a KV cache, yielding `(tokens [B], logits [B,V])` per new position; "
+     "done rows repeat EOS.")
     if max_new_tokens < 1: raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     variables = params if 'params' in params else {'params': params}
     toks, seg, pos = _left_pad(prompts); B, T = toks.shape; rng = np.random.default_rng(seed)
@@ -262,7 +272,8 @@ def stream(model:Llama, params, prompts:list, max_new_tokens:int, eos_token_id=N
 
 def generate(model:Llama, params, prompt_ids, max_new_tokens:int, eos_token_id=None, return_logits:bool=False,
              temperature:float=0.0, top_p:float=1.0, seed:int=0):
-    "Greedy (or sampled) decoding with a KV cache; returns prompt + new ids (a list for one prompt, else a list of lists)."
+    ("Greedy (or sampled) decoding with a KV cache; "
+     "returns prompt + new ids (a list for one prompt, else a list of lists).")
     one = np.ndim(prompt_ids[0]) == 0
     prompts = [list(prompt_ids)] if one else [list(p) for p in prompt_ids]
     new, all_logits = zip(*stream(model, params, prompts, max_new_tokens, eos_token_id, temperature, top_p, seed))

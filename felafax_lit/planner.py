@@ -12,7 +12,9 @@ from jax.sharding import Mesh
 from .core import LlamaConfig, LoRAConfig, train_flops_per_token, peak_flops
 from .sharding import make_mesh, abstract_params
 from .lora import init_lora
-from .train_jax import TrainConfig, TrainError, build_model, compute_dtype, step_program, abstract_batch, data_parallel_size
+from .training import TrainConfig
+from .train_jax import (TrainError, build_model, compute_dtype, step_program, abstract_batch,
+                                   data_parallel_size)
 
 # %% auto #0
 __all__ = ['CPU_PLAN_OPTIONS', 'ACCELERATORS', 'MemoryPlan', 'abstract_inputs', 'lowered_step', 'fingerprint', 'plan', 'rent']
@@ -22,14 +24,16 @@ __all__ = ['CPU_PLAN_OPTIONS', 'ACCELERATORS', 'MemoryPlan', 'abstract_inputs', 
 class MemoryPlan:
     "Per-device bytes of the compiled training step of a run."
     mesh:str; devices:int # the mesh
-    frozen:int; trained:int; batch:int # argument bytes: frozen base, trained weights + optimizer state + step/rng, batch
+    # argument bytes: frozen base, trained weights + optimizer state + step/rng, batch
+    frozen:int; trained:int; batch:int
     argument:int; temp:int; output:int; alias:int # from XLA's memory_analysis()
     peak:int # argument + output - alias + temp
     fits:bool|None # peak <= device_memory (None if not given)
     compile_s:float
     hlo:str # fingerprint of the lowered program (sha256 of its text, 16 hex digits)
 
-CPU_PLAN_OPTIONS = dict(xla_backend_optimization_level=0, xla_llvm_disable_expensive_passes=True)   # with the step's own
+CPU_PLAN_OPTIONS = dict(xla_backend_optimization_level=0,
+                        xla_llvm_disable_expensive_passes=True)   # with the step's own
 
 # %% ../nbs/08c_planner.ipynb #995573d3
 def abstract_inputs(c:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, model) -> tuple:
@@ -50,20 +54,24 @@ def lowered_step(config:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, mesh:
                  model=None) -> tuple:
     "(the Trainer's step lowered for abstract inputs on `mesh`, its abstract `(state, frozen, batch)`)."
     dp = data_parallel_size(mesh)
-    if tc.batch_size % dp: raise TrainError(f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp}")
+    if tc.batch_size % dp:
+        raise TrainError(f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp}")
     model = model or build_model(config, tc, lora); trained, frozen = abstract_inputs(config, tc, lora, model)
     prog = step_program(model, tc, mesh, trained, frozen, total_steps or tc.max_steps or 1000)
     args = (_placed(jax.eval_shape(prog.init, trained), prog.state_sharding), _placed(frozen, prog.frozen_sharding),
             abstract_batch(tc, prog.batch_sharding))
     return prog.step.lower(*args), args
 
-def fingerprint(lowered) -> str: "sha256 of a lowered program's text, 16 hex digits."; return hashlib.sha256(lowered.as_text().encode()).hexdigest()[:16]
+def fingerprint(lowered) -> str:
+    "sha256 of a lowered program's text, 16 hex digits."
+    return hashlib.sha256(lowered.as_text().encode()).hexdigest()[:16]
 
 # %% ../nbs/08c_planner.ipynb #e6dd5436
 def _plan_mesh(mesh) -> Mesh:
     "A mesh over the first devices that a spec needs (planning for 2 devices on a host with 8)."
     if isinstance(mesh, Mesh): return mesh
-    n = len(jax.devices()) if '-1' in mesh else int(np.prod([int(v.split('=')[1]) for v in mesh.split(',') if '=' in v] or [0]))
+    n = (len(jax.devices()) if '-1' in mesh
+         else int(np.prod([int(v.split('=')[1]) for v in mesh.split(',') if '=' in v] or [0])))
     if n < 1: raise ValueError(f"mesh {mesh!r} has no devices")
     if n > len(jax.devices()):
         raise ValueError(f"mesh {mesh!r} needs {n} devices, {len(jax.devices())} are visible (for CPU planning set "
@@ -87,7 +95,8 @@ def plan(config:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, mesh, # a Mes
                       None if device_memory is None else peak <= device_memory, time.time() - t0, fingerprint(lowered))
 
 # %% ../nbs/08c_planner.ipynb #2306fe51
-ACCELERATORS = {'H100-80GB': (80e9, 'H100'), 'H200': (141e9, 'H200'), 'MI300X': (192e9, 'MI300X')} # memory, peak FLOP/s key
+ACCELERATORS = {'H100-80GB': (80e9, 'H100'), 'H200': (141e9, 'H200'),
+                'MI300X': (192e9, 'MI300X')} # memory, peak FLOP/s key
 
 def rent(plans:list, config:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, mfu:float=0.4) -> dict:
     "`{accelerator: (fewest planned devices that fit, tokens/s of that many at `mfu`)}`; `(None, None)` if none fits."

@@ -103,7 +103,8 @@ def nf4_codes(w, # float array in the layout to quantize (flattened row-major)
     "NF4 codes as bitsandbytes' `quantize_4bit(quant_type='nf4')`: (uint8 [ceil(n/2)], float32 absmax [nblocks])."
     n = jnp.size(w)
     scaled, absmax = _absmax_scaled(w, blocksize, tiny_last=True)
-    c = jnp.searchsorted(jnp.asarray(NF4_BOUNDS), scaled, side='left', method='compare_all').astype(jnp.uint8).reshape(-1)[:n + n % 2]
+    c = (jnp.searchsorted(jnp.asarray(NF4_BOUNDS), scaled, side='left', method='compare_all')
+         .astype(jnp.uint8).reshape(-1)[:n + n % 2])
     return (c[0::2] << 4) | c[1::2], absmax
 
 # %% ../nbs/05a_quant_jax.ipynb #ba1b7ef6
@@ -168,7 +169,8 @@ def _check_weight(w, blocksize, fn='quantize_nf4'):
     dt, shape = jnp.result_type(w), tuple(jnp.shape(w))
     if not jnp.issubdtype(dt, jnp.floating):
         raise TypeError(f"{fn}: needs a floating-point weight, got dtype {dt} for shape {shape}")
-    if blocksize not in BNB_BLOCKSIZES: raise ValueError(f"{fn}: blocksize must be one of {BNB_BLOCKSIZES}, got {blocksize}")
+    if blocksize not in BNB_BLOCKSIZES:
+        raise ValueError(f"{fn}: blocksize must be one of {BNB_BLOCKSIZES}, got {blocksize}")
     if prod(shape) == 0: raise ValueError(f"{fn}: cannot quantize an empty weight of shape {shape}")
 
 # %% ../nbs/05a_quant_jax.ipynb #ebdf7465
@@ -177,7 +179,8 @@ def _quantize_nf4(w, blocksize, double_quant, double_blocksize, transpose, offse
     codes, absmax = nf4_codes(w.T if transpose else w, blocksize)
     absmax2 = off = None
     if double_quant: absmax, absmax2, off = double_quantize(absmax, double_blocksize, offset)
-    return NF4Tensor(codes, absmax, absmax2, off, tuple(w.shape), jnp.dtype(w.dtype).name, blocksize, double_blocksize, transpose)
+    return NF4Tensor(codes, absmax, absmax2, off, tuple(w.shape), jnp.dtype(w.dtype).name, blocksize, double_blocksize,
+                     transpose)
 
 def quantize_nf4(w, # kernel [in, out] (our layout); any float dtype
                  blocksize:int=64, # values per absmax block
@@ -188,17 +191,20 @@ def quantize_nf4(w, # kernel [in, out] (our layout); any float dtype
                 ) -> NF4Tensor:
     "Quantize a kernel to NF4 exactly as bitsandbytes quantizes the matching torch weight; jittable."
     _check_weight(w, blocksize)
-    if transpose and jnp.ndim(w) != 2: raise ValueError(f"quantize_nf4: transpose=True needs a 2-D kernel [in, out], got shape {tuple(jnp.shape(w))}")
+    if transpose and jnp.ndim(w) != 2:
+        raise ValueError(f"quantize_nf4: transpose=True needs a 2-D kernel [in, out], got shape {tuple(jnp.shape(w))}")
     return _quantize_nf4(jnp.asarray(w), blocksize, double_quant, double_blocksize, transpose, offset)
 
 # %% ../nbs/05a_quant_jax.ipynb #bd8ee73e
 def quantize_stacked(w, # [L, in, out]: L kernels on a leading (scan) axis
                      **kwargs, # passed to `quantize_nf4`
                     ) -> NF4Tensor:
-    "Quantize each of L stacked kernels separately (as L bitsandbytes layers); leaves get a leading L axis, `shape` is one layer's."
+    ("Quantize each of L stacked kernels separately (as L bitsandbytes layers); "
+     "leaves get a leading L axis, `shape` is one layer's.")
     if jnp.ndim(w) < 2: raise ValueError(f"quantize_stacked: needs [L, ...] kernels, got shape {tuple(jnp.shape(w))}")
     _check_weight(w, kwargs.get('blocksize', 64), 'quantize_stacked')
-    if kwargs.get('transpose', True) and jnp.ndim(w) != 3: raise ValueError(f"quantize_stacked: transpose=True needs [L, in, out], got shape {tuple(jnp.shape(w))}")
+    if kwargs.get('transpose', True) and jnp.ndim(w) != 3:
+        raise ValueError(f"quantize_stacked: transpose=True needs [L, in, out], got shape {tuple(jnp.shape(w))}")
     return _quantize_stacked(jnp.asarray(w), **kwargs)
 
 @partial(jax.jit, static_argnames=('blocksize', 'double_quant', 'double_blocksize', 'transpose'))
@@ -209,7 +215,8 @@ def _quantize_stacked(w, blocksize=64, double_quant=True, double_blocksize=256, 
 def _is_nf4(x) -> bool: return isinstance(x, NF4Tensor)
 
 def quantize_params(params:dict, # model params: kernels [in, out], stacked [L, in, out] under 'layers'
-                    targets:str=LORA_TARGETS_DEFAULT, # regex searched in module paths such as 'layers/attn/q_proj', 'lm_head'
+                    # regex searched in module paths such as 'layers/attn/q_proj', 'lm_head'
+                    targets:str=LORA_TARGETS_DEFAULT,
                     blocksize:int=64, # values per absmax block
                     double_quant:bool=True, # 8-bit quantize the absmax values
                     progress:bool=True, # show a tqdm bar
@@ -217,7 +224,8 @@ def quantize_params(params:dict, # model params: kernels [in, out], stacked [L, 
     "A new param tree with every kernel whose module path matches `targets` replaced by an `NF4Tensor`."
     flat = flatten_dict(params)
     todo = [k for k, v in flat.items() if k[-1] == 'kernel' and not _is_nf4(v) and re.search(targets, '/'.join(k[:-1]))]
-    if not todo: raise ValueError(f"quantize_params: targets {targets!r} match no kernel (module paths look like 'layers/attn/q_proj', 'lm_head')")
+    if not todo: raise ValueError(f"quantize_params: targets {targets!r} match no kernel "
+                                  "(module paths look like 'layers/attn/q_proj', 'lm_head')")
     for k in tqdm(todo, desc='NF4', unit='kernel', disable=not progress):
         _check_weight(flat[k], blocksize, 'quantize_params')
         quant = _quantize_stacked if k[0] == 'layers' else _quantize_nf4

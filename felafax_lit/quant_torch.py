@@ -14,15 +14,14 @@ from transformers import LlamaConfig as HFLlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 import bitsandbytes as bnb
 from hqq.core.quantize import HQQLinear, BaseQuantizeConfig
-from .core import LlamaConfig, weight_map
+from .core import LlamaConfig, PROJECTION_NAMES, tensor_files
 
 # %% auto #0
-__all__ = ['QUANT_TYPES', 'LINEAR_NAMES', 'read_hf_config', 'empty_model', 'checkpoint_index', 'quantize_linear',
-           'load_quantized', 'quantized_linears', 'count_quantized', 'model_nbytes', 'rank0_check']
+__all__ = ['QUANT_TYPES', 'read_hf_config', 'empty_model', 'quantize_linear', 'load_quantized', 'quantized_linears',
+           'count_quantized', 'model_nbytes']
 
 # %% ../nbs/05b_quant_torch.ipynb #1d54c289
 QUANT_TYPES = ('nf4', 'hqq', None)
-LINEAR_NAMES = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj')
 
 def _check_quant(quant):
     if quant not in QUANT_TYPES:
@@ -44,17 +43,7 @@ def empty_model(hf_config:dict, compute_dtype:torch.dtype=torch.bfloat16) -> Lla
 def _is_quantizable(name:str) -> bool:
     "True for the weight of one of the 7 projections of a decoder layer (never lm_head, embeddings or norms)."
     parts = name.split('.')
-    return len(parts) > 2 and parts[-1] == 'weight' and parts[-2] in LINEAR_NAMES and '.layers.' in name
-
-# %% ../nbs/05b_quant_torch.ipynb #23fdef11
-def checkpoint_index(path:str|Path) -> dict:
-    "Map each tensor name in the HF directory `path` to the safetensors file holding it."
-    p = Path(path); idx = p/'model.safetensors.index.json'
-    if idx.exists():
-        return weight_map(p)
-    if (p/'model.safetensors').exists():
-        with safe_open(p/'model.safetensors', 'pt') as f: return {k: p/'model.safetensors' for k in f.keys()}
-    raise FileNotFoundError(f"{str(p)!r} has neither model.safetensors nor model.safetensors.index.json")
+    return len(parts) > 2 and parts[-1] == 'weight' and parts[-2] in PROJECTION_NAMES and '.layers.' in name
 
 # %% ../nbs/05b_quant_torch.ipynb #689f0310
 def quantize_linear(w:torch.Tensor, # weight [out_features, in_features]
@@ -90,7 +79,7 @@ def _place(model:nn.Module, name:str, t:torch.Tensor, quant, compute_dtype, devi
 # %% ../nbs/05b_quant_torch.ipynb #0ea77c7a
 def _plan(path:Path, model:nn.Module) -> list:
     "The (file, name) pairs to load, in file order; raises naming missing or mis-shaped tensors."
-    where, want = checkpoint_index(path), dict(model.named_parameters())  # tied lm_head is not listed separately
+    where, want = tensor_files(path), dict(model.named_parameters())  # tied lm_head is not listed separately
     missing = [k for k in want if k not in where]
     if missing: raise KeyError(f"Checkpoint {str(path)!r} is missing tensor(s): {', '.join(missing)}")
     extra = [k for k in where if k not in want]
@@ -182,16 +171,3 @@ def model_nbytes(model:nn.Module) -> int:
         else:
             qs = m.weight.quant_state; ts += [qs.absmax, qs.code] + ([qs.state2.absmax, qs.state2.code, qs.offset] if qs.nested else [])
     return sum(t.numel() * t.element_size() for t in {t.data_ptr(): t for t in ts if not t.is_meta}.values())
-
-# %% ../nbs/05b_quant_torch.ipynb #a79430cc
-def rank0_check(rank:int, world:int, port:int, paths:list, quant:str|None, out:str):
-    "Run in each of `world` processes: gloo group, `load_quantized(paths[rank], rank0_only=True)`, save a state digest to `out`."
-    torch.distributed.init_process_group('gloo', init_method=f'tcp://127.0.0.1:{port}', rank=rank, world_size=world)
-    try:
-        m = load_quantized(paths[rank], quant, rank0_only=True, progress=False)
-        ts = {n: p.data for n, p in m.named_parameters()}
-        for n, l in quantized_linears(m).items():
-            if quant == 'nf4': ts[n + '.absmax'] = l.weight.quant_state.absmax
-            else: ts.update({n + '.scale': l.meta['scale'], n + '.zero': l.meta['zero']})
-        torch.save({k: v.clone() for k, v in ts.items()}, f'{out}/rank{rank}.pt')
-    finally: torch.distributed.destroy_process_group()

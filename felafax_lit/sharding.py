@@ -6,22 +6,23 @@
 from __future__ import annotations
 import argparse, gc, json, os, re, sys, time
 from dataclasses import dataclass, asdict
+from functools import partial
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
 from flax.traverse_util import flatten_dict
-from .core import LlamaConfig, LoRAConfig, tiny_config, weight_map, safetensors_header
+from .core import LlamaConfig, LoRAConfig, tiny_config, tensor_files, safetensors_header, PROJECTIONS
 from .model import Llama
-from .quant_jax import NF4Tensor, quantize_nf4, quantize_stacked
-from .conversion import hf_names, safetensors_files, param_shapes, _nest
+from .quant_jax import NF4Tensor, quantize_nf4, quantize_stacked, quantize_params
+from .conversion import hf_names, param_shapes, _nest
 from .lora import lora_model, init_lora, lora_loss
 
 # %% auto #0
 __all__ = ['AXES', 'FSDP_RULES', 'FSDP_TP_RULES', 'QUANT_TARGETS', 'BATCH_KEYS', 'parse_mesh_spec', 'make_mesh', 'path_str',
            'match_rules', 'named_shardings', 'batch_spec', 'opt_state_shardings', 'place', 'shard_params',
-           'quantize_params', 'load_sharded', 'abstract_params']
+           'load_sharded', 'abstract_params']
 
 # %% ../nbs/03_sharding.ipynb #6b00cccf
 AXES = ('dp', 'fsdp', 'tp')
@@ -34,17 +35,21 @@ def parse_mesh_spec(spec:str, # e.g. 'fsdp=8', 'fsdp=4,tp=2', 'dp=2,fsdp=-1'
     for part in [p.strip() for p in spec.split(',') if p.strip()]:
         name, eq, val = (s.strip() for s in part.partition('='))
         if not eq: raise ValueError(f"mesh spec {spec!r}: {part!r} is not of the form axis=size")
-        if name not in AXES: raise ValueError(f"mesh spec {spec!r}: unknown axis {name!r}; allowed axes: {', '.join(AXES)}")
+        if name not in AXES:
+            raise ValueError(f"mesh spec {spec!r}: unknown axis {name!r}; allowed axes: {', '.join(AXES)}")
         if name in sizes: raise ValueError(f"mesh spec {spec!r}: axis {name!r} given twice")
         try: sizes[name] = int(val)
-        except ValueError: raise ValueError(f"mesh spec {spec!r}: size of {name!r} is not an integer: {val!r}") from None
-        if sizes[name] == 0 or sizes[name] < -1: raise ValueError(f"mesh spec {spec!r}: size of {name!r} must be positive or -1, got {sizes[name]}")
+        except ValueError:
+            raise ValueError(f"mesh spec {spec!r}: size of {name!r} is not an integer: {val!r}") from None
+        if sizes[name] == 0 or sizes[name] < -1:
+            raise ValueError(f"mesh spec {spec!r}: size of {name!r} must be positive or -1, got {sizes[name]}")
     if not sizes: raise ValueError(f"empty mesh spec {spec!r}; write e.g. 'fsdp=8' or 'fsdp=4,tp=2'")
     rest = [k for k, v in sizes.items() if v == -1]
     if len(rest) > 1: raise ValueError(f"mesh spec {spec!r}: -1 may be used for one axis only, got {', '.join(rest)}")
     known = int(np.prod([v for v in sizes.values() if v != -1]))
     if rest:
-        if n_devices % known: raise ValueError(f"mesh spec {spec!r}: {n_devices} devices cannot be split into {known} x the rest")
+        if n_devices % known:
+            raise ValueError(f"mesh spec {spec!r}: {n_devices} devices cannot be split into {known} x the rest")
         sizes[rest[0]] = n_devices // known
     if (total := int(np.prod(list(sizes.values())))) != n_devices:
         raise ValueError(f"mesh spec {spec!r} covers {total} devices but there are {n_devices}")
@@ -72,21 +77,25 @@ def path_str(kp) -> str:
 def _spec_for(path:str, rules) -> P:
     for pattern, spec in rules:
         if re.search(pattern, path): return spec
-    raise ValueError(f"no sharding rule matches parameter {path!r}; add a rule for it (or end the rules with ('.*', P()))")
+    raise ValueError(f"no sharding rule matches parameter {path!r}; "
+                     "add a rule for it (or end the rules with ('.*', P()))")
 
 # %% ../nbs/03_sharding.ipynb #d9a88d21
 def _resolve(path:str, shape, spec:P, mesh:Mesh) -> P:
     "`spec` for `mesh`: absent or size-1 library axes dropped, every sharded dimension checked for divisibility."
-    if len(spec) > len(shape): raise ValueError(f"rule for {path!r} gives {spec} for a parameter of rank {len(shape)} (shape {tuple(shape)})")
+    if len(spec) > len(shape):
+        raise ValueError(f"rule for {path!r} gives {spec} for a parameter of rank {len(shape)} (shape {tuple(shape)})")
     out = []
     for dim, (n, entry) in enumerate(zip(shape, tuple(spec) + (None,) * (len(shape) - len(spec)))):
         names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
         for a in names:
             if a not in mesh.shape and a not in AXES:
-                raise ValueError(f"rule for {path!r} uses axis {a!r}, which is neither a mesh axis {tuple(mesh.shape)} nor one of {AXES}")
+                raise ValueError(f"rule for {path!r} uses axis {a!r}, "
+                                 f"which is neither a mesh axis {tuple(mesh.shape)} nor one of {AXES}")
         names = tuple(a for a in names if mesh.shape.get(a, 1) > 1)
         k = int(np.prod([mesh.shape[a] for a in names]))
-        if n % k: raise ValueError(f"parameter {path!r}: dimension {dim} (size {n}) is not divisible by mesh axis {'x'.join(names)} (size {k})")
+        if n % k: raise ValueError(f"parameter {path!r}: dimension {dim} (size {n}) "
+                                   f"is not divisible by mesh axis {'x'.join(names)} (size {k})")
         out.append(None if not names else names[0] if len(names) == 1 else names)
     return P(*out)
 
@@ -103,10 +112,11 @@ def match_rules(tree, # pytree of arrays or ShapeDtypeStructs (params, LoRA, NF4
 
 def named_shardings(tree, mesh:Mesh, rules):
     "A tree of `NamedSharding`s for `tree` on `mesh` by `rules`."
-    return jax.tree.map(lambda s: NamedSharding(mesh, s), match_rules(tree, rules, mesh), is_leaf=lambda x: isinstance(x, P))
+    return jax.tree.map(lambda s: NamedSharding(mesh, s), match_rules(tree, rules, mesh),
+                        is_leaf=lambda x: isinstance(x, P))
 
 # %% ../nbs/03_sharding.ipynb #02a1c29a
-_COL, _ROW = r'(q_proj|k_proj|v_proj|gate_proj|up_proj)', r'(o_proj|down_proj)'
+_COL, _ROW = ('(' + '|'.join(p.name for p in PROJECTIONS if p.role == r) + ')' for r in ('column', 'row'))
 FSDP_RULES = [
     (r'kernel/(codes|absmax)$', P(None, 'fsdp')),          # NF4 codes and block scales, flat per layer [L, n]
     (r'kernel/(absmax2|offset)$', P()),                    # NF4 second-level scales: a few bytes per layer
@@ -149,7 +159,8 @@ def opt_state_shardings(optimizer, opt_state, lora_shardings, mesh:Mesh):
 # %% ../nbs/03_sharding.ipynb #3ea827df
 def place(x, s:NamedSharding):
     "`x` (the same value in every process) as a global array with sharding `s`; a global array is resharded."
-    if jax.process_count() == 1 or (isinstance(x, jax.Array) and not x.is_fully_addressable): return jax.device_put(x, s)
+    if jax.process_count() == 1 or (isinstance(x, jax.Array) and not x.is_fully_addressable):
+        return jax.device_put(x, s)
     h = np.asarray(x); return jax.make_array_from_callback(h.shape, s, lambda idx: h[idx])
 
 def shard_params(tree, mesh:Mesh, rules):
@@ -157,34 +168,22 @@ def shard_params(tree, mesh:Mesh, rules):
     return jax.tree.map(place, tree, named_shardings(tree, mesh, rules))
 
 # %% ../nbs/03_sharding.ipynb #246edf6e
-QUANT_TARGETS = r'^layers/.*/kernel$'
-
-def quantize_params(params:dict, targets:str=QUANT_TARGETS, **kw) -> dict:
-    "`params` with every kernel whose path matches `targets` replaced by a stacked NF4 tensor (`quantize_stacked`)."
-    return jax.tree_util.tree_map_with_path(lambda kp, x: quantize_stacked(x, **kw) if re.search(targets, path_str(kp)) else x, params)
+QUANT_TARGETS = r'^layers/.*/kernel$'   # the paths `load_sharded(quantize='nf4')` quantizes: the stacked projections
 
 # %% ../nbs/03_sharding.ipynb #b7c2e96a
 BATCH_KEYS = ('tokens', 'targets', 'positions', 'segment_ids', 'loss_mask')
 
 # %% ../nbs/03_sharding.ipynb #d41047f1
-def _weight_map(path) -> dict:
-    "`{hf tensor name: file}` of an HF model directory, from its index or the file headers."
-    p, files = Path(path), safetensors_files(path)
-    if (p/'model.safetensors.index.json').exists():
-        return weight_map(p)
-    out = {}
-    for f in files:
-        out.update(dict.fromkeys(_st_header(f)[0], f))
-    return out
-
 def _check_names(path, c:LlamaConfig, wm:dict) -> dict:
     "`{jax path: [(layer, hf name, hf shape, transpose)]}`; raise on an unexpected or missing tensor."
     names, rows = hf_names(c), {}
     for n in wm:
         if n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings): continue
-        if n not in names: raise KeyError(f"Unexpected tensor {n!r} in {str(path)!r}: not part of a Llama model with this config")
+        if n not in names:
+            raise KeyError(f"Unexpected tensor {n!r} in {str(path)!r}: not part of a Llama model with this config")
     if missing := [n for n in names if n not in wm]:
-        raise KeyError(f"Missing {len(missing)} tensor(s) in {str(path)!r}: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+        raise KeyError(f"Missing {len(missing)} tensor(s) in {str(path)!r}: "
+                       f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
     for n, (r, i, s) in names.items(): rows.setdefault(r.path, []).append((i, n, s, r.transpose))
     return {p: sorted(v, key=lambda x: -1 if x[0] is None else x[0]) for p, v in rows.items()}
 
@@ -192,22 +191,20 @@ def _check_names(path, c:LlamaConfig, wm:dict) -> dict:
 _ST_DTYPES = {'F64': np.float64, 'F32': np.float32, 'F16': np.float16, 'BF16': jnp.bfloat16, 'I64': np.int64,
               'I32': np.int32, 'I16': np.int16, 'I8': np.int8, 'U8': np.uint8, 'BOOL': np.bool_}
 
-def _st_header(f) -> tuple[dict, int]:
-    "A safetensors file's header `{name: {dtype, shape, data_offsets}}` and the offset where its data starts (checked)."
-    return safetensors_header(f)
-
 # %% ../nbs/03_sharding.ipynb #f1e0b569
 class _Reader:
     "Reads blocks of checkpoint tensors, in our `[in, out]` layout, with bounded extra memory."
-    def __init__(self, wm:dict, dtype, chunk:int=64 * 2**20): self.wm, self.dtype, self.chunk, self.headers = wm, dtype, chunk, {}
+    def __init__(self, wm:dict, dtype, chunk:int=64 * 2**20):
+        self.wm, self.dtype, self.chunk, self.headers = wm, dtype, chunk, {}
     def __enter__(self): return self
     def __exit__(self, *a): self.headers.clear()
     def read(self, name:str, hf_shape, transpose:bool, idx=()):
         f = self.wm[name]
-        if f not in self.headers: self.headers[f] = _st_header(f)
+        if f not in self.headers: self.headers[f] = safetensors_header(f)
         (h, base), idx = self.headers[f], tuple(idx) + (slice(None),) * (len(hf_shape) - len(idx))
         e = h[name]; shape, dt = tuple(e['shape']), np.dtype(_ST_DTYPES[e['dtype']])
-        if shape != tuple(hf_shape): raise ValueError(f"Tensor {name!r} has shape {shape}, expected {tuple(hf_shape)} for this config")
+        if shape != tuple(hf_shape):
+            raise ValueError(f"Tensor {name!r} has shape {shape}, expected {tuple(hf_shape)} for this config")
         idx = idx[::-1] if transpose else idx
         rows, rest = range(shape[0])[idx[0]], idx[1:]; row = int(np.prod(shape[1:])) * dt.itemsize
         whole = all(s == slice(None) for s in rest)
@@ -216,7 +213,8 @@ class _Reader:
             for a in range(rows.start, rows.stop, max(1, self.chunk // row)):
                 b = min(a + max(1, self.chunk // row), rows.stop); fh.seek(base + e['data_offsets'][0] + a * row)
                 if whole: fh.readinto(out[a - rows.start:b - rows.start].reshape(-1).view(np.uint8)); continue
-                parts.append(np.frombuffer(fh.read((b - a) * row), dt).reshape(b - a, *shape[1:])[(slice(None),) + rest].copy())
+                parts.append(np.frombuffer(fh.read((b - a) * row), dt)
+                             .reshape(b - a, *shape[1:])[(slice(None),) + rest].copy())
         t = out if whole else np.concatenate(parts)
         return np.ascontiguousarray(t.T if transpose else t, dtype=self.dtype or t.dtype)
 
@@ -234,7 +232,8 @@ def _assemble(shape, sharding:NamedSharding, block):
         h = block(idx)
         for d in devs: arrs[d] = jax.device_put(h, d).block_until_ready()
         del h
-    return jax.make_array_from_single_device_arrays(tuple(shape), sharding, [arrs[d] for d in sharding.addressable_devices_indices_map(tuple(shape))])
+    return jax.make_array_from_single_device_arrays(
+        tuple(shape), sharding, [arrs[d] for d in sharding.addressable_devices_indices_map(tuple(shape))])
 
 def _load_dense(r:_Reader, path:str, rows, shape, mesh, rules):
     "One parameter as a global array; each device's block is read straight from the file."
@@ -259,12 +258,15 @@ def _preflight(wm:dict, rows:dict, mesh:Mesh, rules, dtype, quantize, quant_targ
     heads, shapes = {}, {}
     for p, rs in rows.items():
         for _, n, s, tr in rs:
-            f = wm[n]; h = heads[f] = heads.get(f) or _st_header(f)[0]
+            f = wm[n]; h = heads[f] = heads.get(f) or safetensors_header(f)[0]
             if n not in h: raise KeyError(f"Tensor {n!r} is listed in the index but missing from {Path(f).name}")
-            if tuple(h[n]['shape']) != tuple(s): raise ValueError(f"Tensor {n!r} has shape {tuple(h[n]['shape'])}, expected {tuple(s)} for this config")
+            if tuple(h[n]['shape']) != tuple(s):
+                raise ValueError(f"Tensor {n!r} has shape {tuple(h[n]['shape'])}, expected {tuple(s)} for this config")
         _, n, s, tr = rs[0]; one = tuple(s[::-1]) if tr else tuple(s)
-        x = jax.ShapeDtypeStruct(((len(rs),) if rs[0][0] is not None else ()) + one, dtype or _ST_DTYPES[heads[wm[n]][n]['dtype']])
-        shapes['/'.join(p)] = jax.eval_shape(quantize_stacked, x) if quantize and re.search(quant_targets, '/'.join(p)) else x
+        x = jax.ShapeDtypeStruct(((len(rs),) if rs[0][0] is not None else ()) + one,
+                                 dtype or _ST_DTYPES[heads[wm[n]][n]['dtype']])
+        shapes['/'.join(p)] = (jax.eval_shape(quantize_stacked, x)
+                               if quantize and re.search(quant_targets, '/'.join(p)) else x)
     match_rules(shapes, rules, mesh)   # raises for a dimension the mesh does not divide, naming the parameter
 
 # %% ../nbs/03_sharding.ipynb #32c5c08d
@@ -276,7 +278,7 @@ def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
                 ) -> tuple[LlamaConfig, dict]:
     "Stream an HF safetensors checkpoint onto `mesh` by `rules`, one parameter at a time: `(config, params)`."
     if quantize not in (None, 'nf4'): raise ValueError(f"quantize must be None or 'nf4', got {quantize!r}")
-    c = LlamaConfig.from_pretrained(path); wm = _weight_map(path); shapes = param_shapes(c); flat = {}
+    c = LlamaConfig.from_pretrained(path); wm = tensor_files(path); shapes = param_shapes(c); flat = {}
     todo = _check_names(path, c, wm); _preflight(wm, todo, mesh, rules, dtype, quantize, quant_targets)
     for p, rows in todo.items():
         ps = '/'.join(p)
@@ -289,5 +291,6 @@ def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
 # %% ../nbs/03_sharding.ipynb #c13186f5
 def abstract_params(c:LlamaConfig, dtype=jnp.bfloat16, quant:str|None=None) -> dict:
     "The param tree of `c` as `ShapeDtypeStruct`s (NF4 layer kernels when `quant='nf4'`); nothing is allocated."
-    p = jax.eval_shape(lambda: Llama(c, param_dtype=dtype).init(jax.random.key(0), jnp.zeros((1, 1), jnp.int32))['params'])
-    return jax.eval_shape(quantize_params, p) if quant == 'nf4' else p
+    p = jax.eval_shape(lambda: Llama(c, param_dtype=dtype).init(jax.random.key(0),
+                                                                jnp.zeros((1, 1), jnp.int32))['params'])
+    return jax.eval_shape(partial(quantize_params, progress=False), p) if quant == 'nf4' else p

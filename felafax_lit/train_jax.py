@@ -4,8 +4,8 @@
 
 # %% ../nbs/08a_train_jax.ipynb #e6d2a719
 from __future__ import annotations
-import csv, json, math, os, shutil, sys, time, warnings
-from dataclasses import dataclass, asdict, fields
+import json, math, os, sys, time, warnings
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,60 +15,23 @@ import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
-from tqdm.auto import tqdm
-from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, train_flops_per_token, peak_flops, speed_metrics, speed_text
-from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, atomic_dir, check_settings, write_checkpoint
-from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity, dataset_identity, run_identity, check_resume
+from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
+from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
+from .training import TrainConfig, TrainerBase, TrainingDiverged, check_backend, lr_schedule
 from .model import Llama, generate
 from .lora import lora_model, init_lora, merge_lora, save_peft
-from .data import Loader, TokenDataset, build_rows
+from .data import Loader, TokenDataset
 from .conversion import load_hf, save_hf
-from .sharding import quantize_params, make_mesh, named_shardings, opt_state_shardings, batch_spec, load_sharded, place, shard_params, abstract_params
-from .sharding import FSDP_RULES, FSDP_TP_RULES, BATCH_KEYS
+from .quant_jax import quantize_params
+from .sharding import make_mesh, named_shardings, opt_state_shardings, batch_spec
+from .sharding import load_sharded, place, shard_params, abstract_params, FSDP_RULES, FSDP_TP_RULES, BATCH_KEYS
 
 # %% auto #0
-__all__ = ['TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'LOG_TO', 'LOSS_CHUNK', 'TrainConfig', 'enable_compilation_cache',
-           'make_schedule', 'make_optimizer', 'token_loss_sum', 'compute_dtype', 'build_model', 'prepare', 'variables',
-           'sharding_rules', 'load_base', 'head_logits', 'chunked_token_loss', 'init_state', 'batch_loss',
-           'accumulated_grads', 'make_train_step', 'default_mesh', 'data_parallel_size', 'state_sharding',
+__all__ = ['LOSS_CHUNK', 'enable_compilation_cache', 'make_optimizer', 'token_loss_sum', 'compute_dtype', 'build_model',
+           'prepare', 'variables', 'sharding_rules', 'load_base', 'head_logits', 'chunked_token_loss', 'init_state',
+           'batch_loss', 'accumulated_grads', 'make_train_step', 'default_mesh', 'data_parallel_size', 'state_sharding',
            'batch_sharding', 'StepProgram', 'abstract_batch', 'xla_options', 'step_program', 'state_arrays',
-           'save_checkpoint', 'load_checkpoint', 'Trainer', 'TrainingDiverged']
-
-# %% ../nbs/08a_train_jax.ipynb #001551da
-TRAIN_TYPES, SCHEDULERS, PRECISIONS, LOG_TO = ('full', 'lora', 'qlora'), ('cosine', 'linear', 'constant'), ('fp32', 'bf16'), ('stdout', 'tensorboard', 'wandb')
-
-def _tc_check(cond, msg):
-    if not cond: raise TrainError(msg)
-
-# %% ../nbs/08a_train_jax.ipynb #405ae508
-@dataclass(frozen=True)
-class TrainConfig:
-    "Settings of a training run."
-    train_type:str='lora' # 'full', 'lora' or 'qlora' (LoRA over an NF4-quantized frozen base)
-    batch_size:int=4 # rows per micro-batch, all data-parallel devices together
-    gradient_accumulation_steps:int=1 # micro-batches per optimizer step
-    context_length:int=512 # tokens per row
-    lr:float=1e-4 # peak learning rate
-    lr_scheduler:str='cosine' # 'cosine' (to 10% of lr), 'linear' (to 0) or 'constant', after linear warmup
-    warmup_steps:int|None=None # None: 10% of the steps
-    weight_decay:float=0.0 # AdamW decoupled weight decay
-    max_grad_norm:float=1.0 # clip gradients to this global norm; 0 disables
-    num_epochs:int=1 # passes over the data (when max_steps is None)
-    max_steps:int|None=None # optimizer steps; overrides num_epochs
-    eval_steps:int=0 # held-out loss every this many steps (0: only before and after)
-    save_steps:int=0 # checkpoint every this many steps (0: only at the end)
-    keep_checkpoints:int=2 # how many recent checkpoints to keep
-    log_steps:int=1 # print metrics every this many steps
-    log_to:str='stdout' # metrics go to stdout and metrics.csv; also 'tensorboard' or 'wandb' if installed
-    precision:str='fp32' # 'fp32', or 'bf16' compute (bf16 frozen base; trained weights stay fp32)
-    remat:str='none' # activation rematerialisation: 'none', 'full' or 'dots'
-    pack:bool=True # pack several examples per row
-    seed:int=42 # data order, adapter init, dropout
-
-    def __post_init__(self):
-        for k, ok in (('train_type', TRAIN_TYPES), ('lr_scheduler', SCHEDULERS), ('precision', PRECISIONS), ('log_to', LOG_TO)):
-            _tc_check(getattr(self, k) in ok, f"{k} must be one of {', '.join(ok)}, got {getattr(self, k)!r}")
-        check_settings({f.name: getattr(self, f.name) for f in fields(self)})
+           'save_checkpoint', 'load_checkpoint', 'Trainer']
 
 # %% ../nbs/08a_train_jax.ipynb #f5790a55
 def enable_compilation_cache(path=None):
@@ -78,18 +41,9 @@ def enable_compilation_cache(path=None):
     jax.config.update('jax_persistent_cache_min_compile_time_secs', 1.0)
 
 # %% ../nbs/08a_train_jax.ipynb #ffe0729d
-def make_schedule(tc:TrainConfig, total_steps:int) -> optax.Schedule:
-    "Learning rate per step: linear warmup, then `tc.lr_scheduler`."
-    w = int(0.1 * total_steps) if tc.warmup_steps is None else min(tc.warmup_steps, total_steps)
-    warm = optax.linear_schedule(0.0, tc.lr, w) if w else optax.constant_schedule(tc.lr)
-    rest = max(total_steps - w, 1)
-    after = {'cosine': optax.cosine_decay_schedule(tc.lr, rest, alpha=0.1),
-             'linear': optax.linear_schedule(tc.lr, 0.0, rest), 'constant': optax.constant_schedule(tc.lr)}[tc.lr_scheduler]
-    return optax.join_schedules([warm, after], [w])
-
 def make_optimizer(tc:TrainConfig, total_steps:int) -> optax.GradientTransformation:
-    "AdamW on the schedule, after clipping by global norm (when `max_grad_norm > 0`)."
-    adamw = optax.adamw(make_schedule(tc, total_steps), b1=0.9, b2=0.999, eps=1e-8, weight_decay=tc.weight_decay)
+    "AdamW on `training.lr_schedule`, after clipping by global norm (when `max_grad_norm > 0`)."
+    adamw = optax.adamw(lr_schedule(tc, total_steps, jnp), b1=0.9, b2=0.999, eps=1e-8, weight_decay=tc.weight_decay)
     return optax.chain(optax.clip_by_global_norm(tc.max_grad_norm), adamw) if tc.max_grad_norm > 0 else adamw
 
 # %% ../nbs/08a_train_jax.ipynb #a0fed264
@@ -107,15 +61,16 @@ def compute_dtype(tc:TrainConfig): "The dtype of the matmuls (`tc.precision`).";
 
 def build_model(c:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None) -> Llama:
     "The model `tc.train_type` trains: a `Llama` (full) or one whose projections are `LoRADense`."
-    if tc.train_type == 'full': return Llama(c, dtype=compute_dtype(tc), param_dtype=jnp.float32, remat=tc.remat)
-    return lora_model(c, lora or LoRAConfig(), dtype=compute_dtype(tc), param_dtype=compute_dtype(tc), remat=tc.remat)
+    if tc.train_type == 'full': return Llama(c, dtype=compute_dtype(tc), param_dtype=jnp.float32, remat=tc.remat_policy)
+    return lora_model(c, lora or LoRAConfig(), dtype=compute_dtype(tc), param_dtype=compute_dtype(tc),
+                      remat=tc.remat_policy)
 
 def prepare(c:LlamaConfig, params:dict, tc:TrainConfig, lora:LoRAConfig|None, key) -> tuple:
     "(model, frozen base params, trained weights) for `tc.train_type`, from params in memory."
     model = build_model(c, tc, lora)
     if tc.train_type == 'full': return model, {}, jax.tree.map(lambda x: jnp.array(x, jnp.float32), params)  # a copy: donated
     base = _cast(params, compute_dtype(tc))
-    return model, quantize_params(base) if tc.train_type == 'qlora' else base, init_lora(model, base, key)
+    return model, quantize_params(base, progress=False) if tc.train_type == 'qlora' else base, init_lora(model, base, key)
 
 def variables(train_type:str, frozen:dict, trained:dict) -> dict:
     "The flax variables for `model.apply`."
@@ -241,7 +196,7 @@ def xla_options(mesh:Mesh) -> dict:
 # %% ../nbs/08a_train_jax.ipynb #e5eb5b4b
 def step_program(model, tc:TrainConfig, mesh:Mesh, trained, frozen, total_steps:int) -> StepProgram:
     "The run's step, jitted on `mesh` with explicit shardings; `trained`/`frozen` may be arrays or `ShapeDtypeStruct`s."
-    schedule, optimizer = make_schedule(tc, total_steps), make_optimizer(tc, total_steps)
+    schedule, optimizer = lr_schedule(tc, total_steps, jnp), make_optimizer(tc, total_steps)
     init = lambda tr: init_state(tr, optimizer, tc.seed)
     ss = state_sharding(jax.eval_shape(init, trained), optimizer, mesh)
     fs, bs = named_shardings(frozen, mesh, sharding_rules(mesh)), batch_sharding(mesh)
@@ -284,14 +239,17 @@ def load_checkpoint(path, like:dict, shardings:dict|None=None) -> tuple:
     return jax.tree_util.tree_unflatten(tdef, leaves), meta
 
 # %% ../nbs/08a_train_jax.ipynb #3dd2a122
-class Trainer:
+class Trainer(TrainerBase):
     "Fine-tune a Llama model (`train_type` full, lora or qlora) on a mesh; see `fit`."
     def __init__(self, model, # an HF model directory (streamed onto the mesh), or a (LlamaConfig, params) pair
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, mesh:Mesh|None=None):
-        self.tc, self.lora_cfg, self.mesh = tc, lora, mesh or default_mesh()
+        self.tc, self.lora_cfg, self.mesh = check_backend(tc, 'jax'), lora, mesh or default_mesh()
+        self.rank, self.world = jax.process_index(), jax.process_count()
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None
         dp, key = data_parallel_size(self.mesh), jax.random.key(tc.seed)
-        _tc_check(tc.batch_size % dp == 0, f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp} (mesh {dict(self.mesh.shape)})")
+        if tc.batch_size % dp:
+            raise TrainError(f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp} "
+                             f"(mesh {dict(self.mesh.shape)})")
         if isinstance(model, (str, Path)):
             self.config = LlamaConfig.from_pretrained(model); self.model = build_model(self.config, tc, lora)
             shapes = abstract_params(self.config, compute_dtype(tc), 'nf4' if tc.train_type == 'qlora' else None)
@@ -316,17 +274,13 @@ def _place(self:Trainer, frozen:dict, trained:dict):
 
 # %% ../nbs/08a_train_jax.ipynb #0485ec8a
 @patch
-def evaluate(self:Trainer, ds:TokenDataset, batch_size:int|None=None) -> float:
-    "Mean next-token loss per trained-on token over all of `ds`."
-    bs = batch_size or self.tc.batch_size; rows = build_rows(ds, self.tc.context_length, pack=self.tc.pack)
-    n = -(-len(rows['tokens']) // bs) * bs
-    rows = {k: np.concatenate([v, np.zeros((n - len(v), v.shape[1]), v.dtype)]) for k, v in rows.items()}
-    sh = NamedSharding(self.mesh, batch_spec(self.mesh))
-    tot = np.zeros(2)
-    for i in range(0, n, bs):
+def _eval_sums(self:Trainer, rows:dict, bs:int) -> np.ndarray:
+    "[summed loss, token count] over padded `rows`, `bs` rows at a time."
+    sh, tot = NamedSharding(self.mesh, batch_spec(self.mesh)), np.zeros(2)
+    for i in range(0, len(rows['tokens']), bs):
         b = {k: place(v[i:i + bs], sh) for k, v in rows.items()}
         tot += np.array([float(x) for x in self._eval(self.trained, self.frozen, b)])
-    return float(tot[0] / max(tot[1], 1))
+    return tot
 
 # %% ../nbs/08a_train_jax.ipynb #b42354cf
 @patch
@@ -335,87 +289,48 @@ def _compile(self:Trainer, total_steps:int) -> StepProgram:
     self.step_fn, self.optimizer, self.schedule, self.state_sharding = p.step, p.optimizer, p.schedule, p.state_sharding
     return p
 
-# %% ../nbs/08a_train_jax.ipynb #2d54f473
-class TrainingDiverged(TrainError):
-    "The loss or the weights stopped being finite."
+@patch
+def _begin(self:Trainer, total:int): self._compile(total)
 
 @patch
-def _ckpt_meta(self:Trainer, loader:Loader) -> dict:
-    return {'loader': loader.state_dict(), 'train_config': asdict(self.tc), 'train_type': self.tc.train_type, 'run': self._run,
-            'lora': asdict(self.lora_cfg) if self.lora_cfg else None, 'model_config': self.config.to_hf()}
+def _fresh(self:Trainer):
+    with warnings.catch_warnings():   # weights on one device cannot alias their sharded copy: nothing to report
+        warnings.filterwarnings('ignore', 'Some donated buffers were not usable'); self._keep(self.program.init(self.trained), 0)
 
 @patch
-def _resume(self:Trainer, loader:Loader, allow=()) -> dict|None:
-    "The newest readable checkpoint's state, placed, and the loader moved to its position; None if there is none."
+def _keep(self:Trainer, state:dict, step:int):
+    self.state, self.trained, self.step = state, state['trained'], step   # exports see the state the loop is at
+
+@patch
+def _restore(self:Trainer, ck:Path, meta:dict):
     like = jax.eval_shape(self.program.init, self.trained)
-    for ck in reversed(list_checkpoints(self.output_dir/'checkpoints')):
-        try:
-            check_resume(ck, read_meta(ck).get('run'), self._run, allow)
-            state, meta = load_checkpoint(ck, like, self.program.state_sharding)
-        except CheckpointUnreadable as e: print(f"resume: skipping {ck.name}, it cannot be read: {e}"); continue
-        loader.load_state_dict(meta['loader']); print(f"resuming from {ck} (step {meta['step']})"); return state
-    print(f"resume: no usable checkpoint in {self.output_dir/'checkpoints'}; starting from step 0"); return None
+    self._keep(load_checkpoint(ck, like, self.program.state_sharding)[0], int(meta['step']))
 
-# %% ../nbs/08a_train_jax.ipynb #a270851d
+# %% ../nbs/08a_train_jax.ipynb #2d54f473
 @patch
-def fit(self:Trainer, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False, until:int|None=None,
-        progress:bool=True, allow_changes=()) -> list: # allow_changes: run fields a resume may change (e.g. 'max_steps')
-    "Train on `train_ds`; returns the metric rows of this call (also in `self.history` and `metrics.csv`)."
-    tc, out = self.tc, self.output_dir
-    _tc_check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
-    loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed, pack=tc.pack)
-    total = tc.max_steps or tc.num_epochs * loader.steps(0)
-    self._run = run_identity(asdict(tc), asdict(self.lora_cfg) if self.lora_cfg else None, self.config.to_hf(),
-                             self.base_identity, dataset_identity(train_ds))
-    prog = self._compile(total); state = self._resume(loader, allow_changes) if resume else None
-    if state is None:
-        with warnings.catch_warnings():   # weights on one device cannot alias their sharded copy: nothing to report
-            warnings.filterwarnings('ignore', 'Some donated buffers were not usable'); state = prog.init(self.trained)
-    self.state, self.trained = state, state['trained']   # exports after `fit` see the state it ran from, even with 0 steps
-    start = int(state['step'])
-    log = MetricsLog(out/'metrics.csv' if out else os.devnull, tc.log_to, asdict(tc), append=resume and start > 0, after=start)
-    try: rows = self._loop(loader, eval_ds, start, total, until, progress, log)
-    finally: log.close()
-    self.history += rows; return rows
-
-# %% ../nbs/08a_train_jax.ipynb #2160051f
-@patch
-def _loop(self:Trainer, loader, eval_ds, start, total, until, progress, log) -> list:
-    tc, A, rows, it, t0, toks = self.tc, self.tc.gradient_accumulation_steps, [], iter(loader), time.time(), 0
-    if eval_ds is not None and start == 0: rows.append(self._log_eval(eval_ds, 0, log, t0))
-    bar = tqdm(total=total, initial=start, disable=not progress, dynamic_ncols=True, file=sys.stdout)
-    fpt, peak = train_flops_per_token(self.config, tc.context_length, None if tc.train_type == 'full' else self.lora_cfg, tc.remat), peak_flops(jax.devices()[0].device_kind)
-    collapsed = CollapseGuard(self.config.vocab_size)
-    for k in range(start, total):
-        b = next(it); ts = time.time(); seg = b['segment_ids']
-        b = {key: place(v.reshape(A, tc.batch_size, -1), self.program.batch_sharding) for key, v in b.items()}
-        new, m = self.step_fn(self.state, self.frozen, b); m = jax.device_get(m)
-        if not (np.isfinite(m['loss']) and m['finite']): self._diverged(k + 1, m)
-        if collapsed(k + 1, float(m['loss']), float(m['grad_norm'])):
-            raise collapse_error(collapsed, k + 1, self.output_dir and self.output_dir/'checkpoints')
-        self.state, self.trained = new, new['trained']; n = int(np.count_nonzero(seg)); toks += n
-        row = dict(step=k + 1, loss=float(m['loss']), lr=float(m['lr']), grad_norm=float(m['grad_norm']), loss_tokens=int(m['loss_tokens']),
-                   tokens=n, **speed_metrics(n, time.time() - ts, fpt, peak), elapsed_s=time.time() - t0)
-        log.log(row); rows.append(row); bar.update(1); bar.set_postfix(loss=f"{row['loss']:.4f}", tok_s=f"{row['tokens_per_s']:.0f}")
-        if (k + 1) % tc.log_steps == 0: bar.write(f"step {k + 1}/{total} loss {row['loss']:.4f} lr {row['lr']:.2e} grad_norm {row['grad_norm']:.3f} {speed_text(row)}")
-        last = k + 1 == total or k + 1 == until
-        if eval_ds is not None and (last or tc.eval_steps and (k + 1) % tc.eval_steps == 0): rows.append(self._log_eval(eval_ds, k + 1, log, t0))
-        if self.output_dir and not collapsed.streak and (last or tc.save_steps and (k + 1) % tc.save_steps == 0):
-            save_checkpoint(self.output_dir/'checkpoints', self.state, self._ckpt_meta(loader), tc.keep_checkpoints)
-        if k + 1 == until: break
-    bar.close(); return rows
-
-# %% ../nbs/08a_train_jax.ipynb #d7eee2c0
-@patch
-def _log_eval(self:Trainer, ds, step, log, t0) -> dict:
-    row = dict(step=step, eval_loss=self.evaluate(ds), elapsed_s=time.time() - t0); log.log(row)
-    print(f"step {step} eval_loss {row['eval_loss']:.4f}"); return row
+def _step(self:Trainer, b:dict, k:int, total:int) -> dict:
+    A, bs = self.tc.gradient_accumulation_steps, self.tc.batch_size
+    b = {key: place(v.reshape(A, bs, -1), self.program.batch_sharding) for key, v in b.items()}
+    self._new, m = self.step_fn(self.state, self.frozen, b); m = jax.device_get(m)
+    return dict(loss=float(m['loss']), lr=float(m['lr']), grad_norm=float(m['grad_norm']),
+                loss_tokens=int(m['loss_tokens']), finite=bool(m['finite']))
 
 @patch
-def _diverged(self:Trainer, step:int, m:dict):
-    ck = list_checkpoints(self.output_dir/'checkpoints') if self.output_dir else []
-    what = f"loss is {float(m['loss'])}" if not np.isfinite(m['loss']) else "the updated weights are not finite"
-    raise TrainingDiverged(f"training diverged at step {step}: {what}; " + (f"last good checkpoint: {ck[-1]}" if ck else "no checkpoint was saved"))
+def _accept(self:Trainer, step:int): self._keep(self._new, step); self._new = None
+
+@patch
+def _nonfinite(self:Trainer, m:dict) -> str: return "the updated weights are not finite"
+
+@patch
+def save(self:Trainer, loader:Loader) -> Path:
+    "Checkpoint the run (state and loader position) under `output_dir/checkpoints`."
+    return save_checkpoint(self.ckpt_dir, self.state, self._ckpt_meta(loader, self.step), self.tc.keep_checkpoints)
+
+@patch(as_prop=True)
+def _flops_remat(self:Trainer) -> str: return self.tc.remat_policy
+
+@patch
+def _device_kind(self:Trainer) -> str: return jax.devices()[0].device_kind
 
 # %% ../nbs/08a_train_jax.ipynb #f730d65d
 @patch
@@ -427,7 +342,7 @@ def merged_params(self:Trainer) -> dict:
 @patch
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type)."
-    _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
+    if self.tc.train_type == 'full': raise TrainError("a full fine-tune has no adapter; use save_merged")
     record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': self.base_checkpoint}
     return save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, path, base_model_name_or_path, record)
 

@@ -4,8 +4,8 @@
 
 # %% ../nbs/08b_train_torch.ipynb #a3a0b638
 from __future__ import annotations
-import csv, json, math, os, shutil, sys, tempfile, time
-from dataclasses import dataclass, asdict, fields
+import json, math, os, sys, tempfile
+from dataclasses import asdict
 from datetime import timedelta
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,88 +17,25 @@ import torch.distributed as dist
 from fastcore.basics import patch
 from fastcore.script import call_parse
 from safetensors.torch import save_file, load_file
-from tqdm.auto import tqdm
 import bitsandbytes as bnb
 from hqq.core.quantize import HQQLinear
-from .core import LlamaConfig, LoRAConfig, train_flops_per_token, peak_flops, speed_metrics, speed_text, real_model_dir
-from .core import TrainError, CKPT_PREFIX, list_checkpoints, writable_dir, CSV_FIELDS, MetricsLog, copy_hf_extras, atomic_dir
-from .core import check_settings, write_checkpoint, write_adapter
-from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, checkpoint_identity, dataset_identity, run_identity, check_resume
-from .data import Loader, TokenDataset, build_rows, packed_attention_mask, read_dataset, load_datasets
+from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
+from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity
+from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch
+from .data import Loader, TokenDataset, packed_attention_mask, load_datasets
 from .quant_torch import load_quantized
-from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model, eval_mode, grad_norm, launch,
-                              decoder_layer_classes)
+from .fsdp import LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model, eval_mode
+from .fsdp import grad_norm, decoder_layer_classes
 
 # %% auto #0
-__all__ = ['TRAIN_TYPES', 'QUANT_OF', 'SCHEDULERS', 'PRECISIONS', 'LOG_TO', 'DTYPES', 'FP32_SDPA', 'TrainingDiverged',
-           'TrainConfig', 'lr_at', 'clip_grads_', 'model_inputs', 'token_loss_sum', 'default_device',
+__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'clip_grads_', 'model_inputs', 'token_loss_sum', 'default_device',
            'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compile_layers', 'build_model', 'save_checkpoint',
            'Trainer', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
-           'merged_state_dict', 'save_hf_dir', 'main', 'launch_train', 'lora_from_options', 'cli_train']
+           'merged_state_dict', 'save_hf_dir', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
-TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
-SCHEDULERS, PRECISIONS, LOG_TO = ('cosine', 'linear', 'constant'), ('fp32', 'bf16'), ('stdout', 'tensorboard', 'wandb')
 DTYPES = {'fp32': torch.float32, 'bf16': torch.bfloat16}
-
-class TrainingDiverged(TrainError):
-    "The loss or the gradients stopped being finite."
-
-def _tc_check(cond, msg):
-    if not cond: raise TrainError(msg)
-
-def _validate(tc):
-    "Raise a `TrainError` naming the first setting out of range."
-    for k, allowed in (('train_type', TRAIN_TYPES), ('lr_scheduler', SCHEDULERS), ('precision', PRECISIONS),
-                       ('log_to', LOG_TO), ('remat', ('none', 'full', 'dots'))):
-        _tc_check(getattr(tc, k) in allowed, f"{k} must be one of {', '.join(allowed)}, got {getattr(tc, k)!r}")
-    check_settings({f.name: getattr(tc, f.name) for f in fields(tc)})
-
-# %% ../nbs/08b_train_torch.ipynb #268f5c6b
-@dataclass(frozen=True)
-class TrainConfig:
-    "Settings of a PyTorch training run: the JAX trainer's fields, then the PyTorch-only ones."
-    train_type:str='lora' # 'full', 'lora', 'qlora' (bitsandbytes NF4 base) or 'hqq_lora' (HQQ 4-bit base)
-    batch_size:int=4 # rows per micro-batch, all processes together
-    gradient_accumulation_steps:int=1 # micro-batches per optimizer step
-    context_length:int=512 # tokens per row
-    lr:float=1e-4 # peak learning rate
-    lr_scheduler:str='cosine' # 'cosine' (to 10% of lr), 'linear' (to 0) or 'constant', after linear warmup
-    warmup_steps:int|None=None # None: 10% of the steps
-    weight_decay:float=0.0 # AdamW decoupled weight decay
-    max_grad_norm:float=1.0 # clip gradients to this global norm; 0 disables
-    num_epochs:int=1 # passes over the data (when max_steps is None)
-    max_steps:int|None=None # optimizer steps; overrides num_epochs
-    eval_steps:int=0 # held-out loss every this many steps (0: only before and after)
-    save_steps:int=0 # checkpoint every this many steps (0: only at the end)
-    keep_checkpoints:int=2 # how many recent checkpoints to keep
-    log_steps:int=1 # print metrics every this many steps
-    log_to:str='stdout' # metrics go to stdout and metrics.csv; also 'tensorboard' or 'wandb' if installed
-    precision:str='fp32' # 'fp32', or 'bf16' compute (bf16 frozen base; trained weights stay fp32)
-    remat:str='none' # JAX's remat: 'full' or 'dots' turn on activation checkpointing here
-    pack:bool=True # pack several examples per row
-    seed:int=42 # data order, adapter init, dropout
-    use_gradient_checkpointing:bool=False # recompute each decoder layer in the backward pass
-    use_cpu_offload:bool=False # FSDP2 keeps sharded params, grads and optimizer state on the CPU (under torchrun)
-    compile:bool=False # torch.compile the decoder layers (one graph for all of them, compiled during the first step)
-
-    def __post_init__(self): _validate(self)
-
-# %% ../nbs/08b_train_torch.ipynb #503632fe
-@patch(cls_method=True)
-def from_dict(cls:TrainConfig, d:dict) -> TrainConfig:
-    "A `TrainConfig` from the keys of `d` that are its fields (e.g. `vars(args)` of the CLI)."
-    names = {f.name for f in fields(cls)}; return cls(**{k: v for k, v in d.items() if k in names})
-
-# %% ../nbs/08b_train_torch.ipynb #f74e9a7e
-def lr_at(tc:TrainConfig, total_steps:int, step:int) -> float:
-    "Learning rate of optimizer step `step` (0-based) of `total_steps`: linear warmup from 0, then `tc.lr_scheduler`."
-    w = int(0.1 * total_steps) if tc.warmup_steps is None else min(tc.warmup_steps, total_steps)
-    if step < w: return tc.lr * step / w
-    rest = max(total_steps - w, 1); t = min(step - w, rest) / rest
-    if tc.lr_scheduler == 'cosine': return tc.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
-    return tc.lr * (1 - t) if tc.lr_scheduler == 'linear' else tc.lr
 
 # %% ../nbs/08b_train_torch.ipynb #e77fde99
 def clip_grads_(params:list, max_norm:float) -> float:
@@ -175,7 +112,7 @@ def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
                            device=device or default_device(), progress=False)
     if full: model.requires_grad_(True)
     else: torch.manual_seed(tc.seed); add_lora(model, lora or LoRAConfig(), dtype=torch.float32)
-    if tc.use_gradient_checkpointing or tc.remat != 'none': apply_activation_checkpointing(model)
+    if tc.remat_policy != 'none': apply_activation_checkpointing(model)
     if tc.compile: compile_layers(model)
     if dist.is_initialized() if shard is None else shard: shard_model(model, offload=tc.use_cpu_offload)
     if tc.precision == 'bf16' and cpu_prefers_fp32_attention(device or default_device()): use_fp32_attention(model)
@@ -189,16 +126,18 @@ def save_checkpoint(ckpt_dir, tensors:dict, meta:dict, keep:int=2) -> Path:
     return Path(ckpt_dir)/f'{CKPT_PREFIX}{int(meta["step"]):08d}'
 
 # %% ../nbs/08b_train_torch.ipynb #bbae5e27
-class Trainer:
-    "Fine-tune a transformers Llama (full, lora, qlora or hqq_lora) in one process or in each process under torchrun; see `fit`."
+class Trainer(TrainerBase):
+    "Fine-tune a transformers Llama (full, lora, qlora or hqq_lora) in one process or in each process under torchrun."
     def __init__(self, model_dir, # HF model directory
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, device=None):
-        self.tc, self.model_dir = tc, Path(model_dir)
+        self.tc, self.model_dir = check_backend(tc, 'torch'), Path(model_dir)
         self.lora_cfg = None if tc.train_type == 'full' else lora or LoRAConfig()
         self.rank, self.world = _rank_world()
-        _tc_check(tc.batch_size % self.world == 0, f"batch_size {tc.batch_size} is not divisible by the number of processes {self.world}")
+        if tc.batch_size % self.world:
+            raise TrainError(f"batch_size {tc.batch_size} is not divisible by the number of processes {self.world}")
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None
         self.config = LlamaConfig.from_pretrained(model_dir)
+        self.base_identity = self.base_checkpoint = checkpoint_identity(self.model_dir)
         self.device = torch.device(device) if device else default_device()
         self.model = build_model(model_dir, tc, self.lora_cfg, self.device)
         self.names = [_clean(n) for n, p in self.model.named_parameters() if p.requires_grad]
@@ -310,101 +249,44 @@ def load_state_tensors(self:Trainer, t:dict, where=''):
 
 # %% ../nbs/08b_train_torch.ipynb #382000e6
 @patch
-def _ckpt_meta(self:Trainer, loader:Loader) -> dict:
-    return {'step': self.step, 'loader': loader.state_dict(), 'train_config': asdict(self.tc), 'train_type': self.tc.train_type,
-            'lora': asdict(self.lora_cfg) if self.lora_cfg else None, 'model_config': self.config.to_hf(), 'world_size': self.world,
-            'run': self._run}
-
-@patch
 def save(self:Trainer, loader:Loader) -> Path:
     "Checkpoint the run (weights, optimizer, step, loader position, RNG) under `output_dir/checkpoints`."
-    return save_checkpoint(self.output_dir/'checkpoints', self.state_tensors(), self._ckpt_meta(loader), self.tc.keep_checkpoints)
+    return save_checkpoint(self.ckpt_dir, self.state_tensors(), self._ckpt_meta(loader, self.step), self.tc.keep_checkpoints)
 
 @patch
-def _resume(self:Trainer, loader:Loader, allow=()) -> int:
-    "Load the newest readable checkpoint of this run; its step (0 if there is none)."
-    say = print if self.rank == 0 else (lambda *a: None)
-    for ck in reversed(list_checkpoints(self.output_dir/'checkpoints')):
-        try:
-            meta = read_meta(ck); check_resume(ck, meta.get('run'), self._run, allow)
-            try: t = load_file(str(ck/'state.safetensors'))
-            except Exception as e: raise CheckpointUnreadable(f"{ck/'state.safetensors'}: {e}") from None
-        except CheckpointUnreadable as e: say(f"resume: skipping {ck.name}, it cannot be read: {e}"); continue
-        self.load_state_tensors(t, ck); loader.load_state_dict(meta['loader']); self.step = int(meta['step'])
-        say(f"resuming from {ck} (step {self.step})"); return self.step
-    say(f"resume: no usable checkpoint in {self.output_dir/'checkpoints'}; starting from step 0"); return 0
+def _restore(self:Trainer, ck:Path, meta:dict):
+    try: t = load_file(str(ck/'state.safetensors'))
+    except Exception as e: raise CheckpointUnreadable(f"{ck/'state.safetensors'}: {e}") from None
+    self.load_state_tensors(t, ck); self.step = int(meta['step'])
 
 # %% ../nbs/08b_train_torch.ipynb #de584eee
 @patch
-def evaluate(self:Trainer, ds:TokenDataset, batch_size:int|None=None) -> float:
-    "Mean next-token loss per trained-on token over all of `ds` (each process its share of each batch)."
-    bs = batch_size or self.tc.batch_size; rows = build_rows(ds, self.tc.context_length, pack=self.tc.pack)
-    n = -(-len(rows['tokens']) // bs) * bs
-    rows = {k: np.concatenate([v, np.zeros((n - len(v), v.shape[1]), v.dtype)]) for k, v in rows.items()}
+def _eval_sums(self:Trainer, rows:dict, bs:int) -> tuple:
+    "(summed loss, token count) over padded `rows`, `bs` rows at a time, each process its share of each batch."
     tot = torch.zeros(2, dtype=torch.float64)
     with eval_mode(self.model):
-        for i in range(0, n, bs):
+        for i in range(0, len(rows['tokens']), bs):
             lo, hi = i + self.rank * bs // self.world, i + (self.rank + 1) * bs // self.world
             s, c = self._forward({k: v[lo:hi] for k, v in rows.items()}); tot += torch.stack([s.double().cpu(), c.double().cpu()])
     if self.world > 1: dist.all_reduce(tot)
-    return float(tot[0] / max(float(tot[1]), 1.0))
+    return float(tot[0]), float(tot[1])
 
 # %% ../nbs/08b_train_torch.ipynb #6b169b02
 @patch
-def fit(self:Trainer, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False, until:int|None=None,
-        progress:bool=True, allow_changes=()) -> list: # allow_changes: run fields a resume may change (e.g. 'max_steps')
-    "Train on `train_ds`; returns the metric rows of this call (also in `self.history` and `metrics.csv`)."
-    tc, out = self.tc, self.output_dir
-    _tc_check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
-    loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed, pack=tc.pack)
-    total = tc.max_steps or tc.num_epochs * loader.steps(0)
-    self._run = run_identity(asdict(tc), asdict(self.lora_cfg) if self.lora_cfg else None, self.config.to_hf(),
-                             checkpoint_identity(self.model_dir), dataset_identity(train_ds))
-    start = self._resume(loader, allow_changes) if resume else 0
-    log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else os.devnull, tc.log_to if self.rank == 0 else 'stdout',
-                     asdict(tc), append=resume and start > 0, after=start)
-    try: rows = self._loop(loader, eval_ds, start, total, until, progress and self.rank == 0, log)
-    finally: log.close()
-    self.history += rows; return rows
-
-# %% ../nbs/08b_train_torch.ipynb #21b6d6b5
+def _step(self:Trainer, b:dict, k:int, total:int) -> dict: return self.train_step(b, lr_at(self.tc, total, k))
 @patch
-def _loop(self:Trainer, loader, eval_ds, start, total, until, progress, log) -> list:
-    tc, rows, it, t0 = self.tc, [], iter(loader), time.time()
-    if eval_ds is not None and start == 0: rows.append(self._log_eval(eval_ds, 0, log, t0))
-    bar = tqdm(total=total, initial=start, disable=not progress, dynamic_ncols=True, file=sys.stdout)
-    fpt, peak = train_flops_per_token(self.config, tc.context_length, None if tc.train_type == 'full' else self.lora_cfg, 'full' if tc.use_gradient_checkpointing or tc.remat != 'none' else 'none'), peak_flops(torch.cuda.get_device_name(self.device) if self.device.type == 'cuda' else None)
-    collapsed = CollapseGuard(self.config.vocab_size)
-    for k in range(start, total):
-        b = next(it); ts = time.time()
-        m = self.train_step(b, lr_at(tc, total, k))
-        if not m['finite']: bar.close(); self._diverged(k + 1, m)
-        if collapsed(k + 1, m['loss'], m['grad_norm']):
-            bar.close(); raise collapse_error(collapsed, k + 1, self.output_dir and self.output_dir/'checkpoints')
-        self.step = k + 1; n = int((b['segment_ids'] > 0).sum())
-        row = dict(step=k + 1, loss=m['loss'], lr=m['lr'], grad_norm=m['grad_norm'], loss_tokens=m['loss_tokens'],
-                   tokens=n, **speed_metrics(n, time.time() - ts, fpt, peak), elapsed_s=time.time() - t0)
-        log.log(row); rows.append(row); bar.update(1); bar.set_postfix(loss=f"{row['loss']:.4f}", tok_s=f"{row['tokens_per_s']:.0f}")
-        if (k + 1) % tc.log_steps == 0 and self.rank == 0:
-            bar.write(f"step {k + 1}/{total} loss {row['loss']:.4f} lr {row['lr']:.2e} grad_norm {row['grad_norm']:.3f} {speed_text(row)}")
-        last = k + 1 == total or k + 1 == until
-        if eval_ds is not None and (last or tc.eval_steps and (k + 1) % tc.eval_steps == 0): rows.append(self._log_eval(eval_ds, k + 1, log, t0))
-        if self.output_dir and not collapsed.streak and (last or tc.save_steps and (k + 1) % tc.save_steps == 0): self.save(loader)
-        if k + 1 == until: break
-    bar.close(); return rows
-
-# %% ../nbs/08b_train_torch.ipynb #ad7aca20
+def _accept(self:Trainer, step:int): self.step = step
 @patch
-def _log_eval(self:Trainer, ds, step, log, t0) -> dict:
-    row = dict(step=step, eval_loss=self.evaluate(ds), elapsed_s=time.time() - t0); log.log(row)
-    if self.rank == 0: print(f"step {step} eval_loss {row['eval_loss']:.4f}")
-    return row
-
+def _begin(self:Trainer, total:int): pass
 @patch
-def _diverged(self:Trainer, step:int, m:dict):
-    ck = list_checkpoints(self.output_dir/'checkpoints') if self.output_dir else []
-    what = f"loss is {m['loss']}" if not math.isfinite(m['loss']) else f"gradient norm is {m['grad_norm']}"
-    raise TrainingDiverged(f"training diverged at step {step}: {what}; " + (f"last good checkpoint: {ck[-1]}" if ck else "no checkpoint was saved"))
+def _fresh(self:Trainer): self.step = 0
+@patch
+def _nonfinite(self:Trainer, m:dict) -> str: return f"gradient norm is {m['grad_norm']}"
+@patch(as_prop=True)
+def _flops_remat(self:Trainer) -> str: return 'none' if self.tc.remat_policy == 'none' else 'full'
+@patch
+def _device_kind(self:Trainer) -> str|None:
+    return torch.cuda.get_device_name(self.device) if self.device.type == 'cuda' else None
 
 # %% ../nbs/08b_train_torch.ipynb #4a11a08d
 def train(model_dir, # HF model directory (weights, config.json, tokenizer)
@@ -458,34 +340,21 @@ def merged_state_dict(model:nn.Module, adapters:bool=True) -> dict:
 # %% ../nbs/08b_train_torch.ipynb #501b7469
 def save_hf_dir(tensors:dict, c:LlamaConfig, path, dtype:torch.dtype=torch.float32, max_shard_size:int=5 * 2**30,
                 copy_files_from=None) -> Path:
-    "Write HF-named `tensors` as an HF model directory (atomically): config.json + safetensors (sharded with an index above `max_shard_size`)."
-    with atomic_dir(path, 'config.json') as p: _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from)
-    return Path(path)
-
-def _write_hf_dir(tensors, c, p, dtype, max_shard_size, copy_files_from):
-    c.save_pretrained(p); shards, cur, size = [], {}, 0
-    for k, t in tensors.items():
-        t = t.to(dtype).contiguous(); nb = t.numel() * t.element_size()
-        if cur and size + nb > max_shard_size: shards.append(cur); cur, size = {}, 0
-        cur[k] = t; size += nb
-    if cur: shards.append(cur)
-    wm, total = {}, 0
-    for i, sh in enumerate(shards):
-        name = 'model.safetensors' if len(shards) == 1 else f'model-{i + 1:05d}-of-{len(shards):05d}.safetensors'
-        save_file(sh, str(p/name), metadata={'format': 'pt'})
-        wm.update(dict.fromkeys(sh, name)); total += sum(t.numel() * t.element_size() for t in sh.values())
-    if len(shards) > 1: (p/'model.safetensors.index.json').write_text(json.dumps({'metadata': {'total_size': total}, 'weight_map': wm}, indent=2))
-    if copy_files_from: copy_hf_extras(copy_files_from, p)
+    ("Write HF-named torch `tensors` in `dtype` as an HF model directory (atomically, by `core.write_hf_dir`, "
+     "the JAX export's writer): config.json + safetensors (sharded with an index above `max_shard_size`).")
+    save = lambda t, f: save_file(t, str(f), metadata={'format': 'pt'})
+    pairs = ((k, t.to(dtype).contiguous()) for k, t in tensors.items())
+    return write_hf_dir(path, c, pairs, save, max_shard_size, copy_files_from)
 
 # %% ../nbs/08b_train_torch.ipynb #616008f3
 @patch
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type); rank 0 writes."
-    _tc_check(self.tc.train_type != 'full', "a full fine-tune has no adapter; use save_merged")
+    if self.tc.train_type == 'full': raise TrainError("a full fine-tune has no adapter; use save_merged")
     t = {_clean(k): v.float().contiguous() for k, v in lora_state_dict(self.model).items()}   # a collective under FSDP2
     if self.rank == 0:
         names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
-        record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': checkpoint_identity(self.model_dir)}
+        record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': self.base_checkpoint}
         write_adapter(path, lambda f: save_file(t, str(f), metadata={'format': 'pt'}), self.lora_cfg, names, base_model_name_or_path, record)
     if dist.is_initialized(): dist.barrier()
     return Path(path)
@@ -516,18 +385,13 @@ def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torc
 def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as dicts), or a list of them
          out:str=None, # rank 0 writes {'world': n, 'runs': [metric rows of each run]} here as JSON
          timeout:float=120, # seconds a collective may wait for the other ranks
-         fail_rank:int=-1, # this rank exits abruptly after step `fail_step` of the first run (failure test)
-         fail_step:int=1):
+        ):
     "torchrun worker: join the process group and run `train` with the settings in `config`."
     dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo', timeout=timedelta(seconds=timeout))
     if torch.cuda.is_available(): torch.cuda.set_device(default_device())
     try:
-        runs, res = json.loads(Path(config).read_text()), []
-        for kw in (runs if isinstance(runs, list) else [runs]):
-            if dist.get_rank() == fail_rank:
-                train(**{**kw, 'until': fail_step, 'export': False, 'progress': False, 'output_dir': None})
-                print(f"rank {fail_rank}: exiting on purpose after step {fail_step} (fail_rank)", file=sys.stderr, flush=True); os._exit(17)
-            res.append(train(**kw).history)
+        runs = json.loads(Path(config).read_text())
+        res = [train(**kw).history for kw in (runs if isinstance(runs, list) else [runs])]
         if dist.get_rank() == 0 and out: Path(out).write_text(json.dumps({'world': dist.get_world_size(), 'runs': res}))
     finally: dist.destroy_process_group()
 
@@ -535,30 +399,11 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
 def _jsonable(v): return asdict(v) if hasattr(v, '__dataclass_fields__') else str(v) if isinstance(v, Path) else v
 
 def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
-                 nproc:int=2, timeout:float=600, out=None, fail_rank:int=-1, fail_step:int=1, stream:bool=False):
+                 nproc:int=2, timeout:float=600, out=None, stream:bool=False,
+                 script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
     "Run `train(**runs)` in `nproc` local processes under torchrun; raise if any process fails or it times out."
     runs = [{k: _jsonable(v) for k, v in r.items()} for r in (runs if isinstance(runs, list) else [runs])]
     with tempfile.TemporaryDirectory() as d:
         f = Path(d)/'settings.json'; f.write_text(json.dumps(runs))
-        return launch([f, *(['--out', out] if out else []), '--fail_rank', fail_rank, '--fail_step', fail_step], nproc,
-                      module='felafax_lit.train_torch', timeout=timeout, stream=stream)
-
-# %% ../nbs/08b_train_torch.ipynb #59c496db
-def lora_from_options(d:dict) -> LoRAConfig:
-    "The `LoRAConfig` of CLI options `lora_rank`, `lora_alpha`, `lora_dropout`, `lora_target_modules`."
-    t = d.get('lora_target_modules') or 'all'
-    t = {'all': None, 'default': 'q_proj,v_proj'}.get(t, t)
-    opt = lambda k, default: default if d.get(k) is None else d[k]   # 0 is a value (refused by LoRAConfig), not a default
-    return LoRAConfig(rank=int(opt('lora_rank', 8)), alpha=float(opt('lora_alpha', 16.0)), dropout=float(opt('lora_dropout', 0.0)),
-                      **({'targets': '(' + '|'.join(x.strip() for x in t.split(',')) + ')$'} if t else {}))
-
-def cli_train(args) -> Trainer|None:
-    "Run `felafax_lit train --backend torch` from the CLI's parsed options; `nproc > 1` runs it under torchrun."
-    d = dict(args if isinstance(args, dict) else vars(args))
-    kw = dict(model_dir=d.get('model') or d.get('model_name') or real_model_dir(), dataset=d['dataset'], output_dir=d.get('output_dir'),
-              tc=TrainConfig.from_dict(d), lora=lora_from_options(d), dataset_format=d.get('dataset_format') or 'auto',
-              eval_size=int(d.get('eval_size') or 0), dataset_size=int(d.get('dataset_size') or 1000), on_bad_row=d.get('on_bad_row') or 'raise',
-              resume=bool(d.get('resume')), allow_changes=[s for s in (d.get('allow_changes') or '').split(',') if s], export=d.get('save_model', True), progress=d.get('progress', True), hf=d.get('hf'))
-    nproc = int(d.get('nproc') or 1)
-    if nproc > 1 and not dist.is_initialized(): launch_train(kw, nproc, timeout=float(d.get('timeout') or 24 * 3600), stream=True); return None
-    return train(**kw)
+        return launch([f, *(['--out', out] if out else []), *args], nproc, module='felafax_lit.train_torch', script=script,
+                      timeout=timeout, stream=stream)

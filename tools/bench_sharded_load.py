@@ -25,7 +25,8 @@ def rss_mb(): return int(open('/proc/self/statm').read().split()[1]) * os.syscon
 def peak_mb(): return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM')) / 1024
 import jax
 from felafax_lit.sharding import load_sharded, make_mesh, FSDP_RULES
-from felafax_lit.train_jax import Trainer, TrainConfig
+from felafax_lit.train_jax import Trainer
+from felafax_lit.training import TrainConfig
 from felafax_lit.conversion import load_hf
 mesh = make_mesh('fsdp=8'); base = rss_mb(); t0 = time.time(); what = sys.argv[3]
 if what == 'load':

@@ -17,7 +17,8 @@ import jax, jax.numpy as jnp
 from felafax_lit.core import preset, tiny_config, LoRAConfig, peak_flops
 from felafax_lit.model import Llama
 from felafax_lit.data import TokenDataset
-from felafax_lit.train_jax import TrainConfig, Trainer, default_mesh
+from felafax_lit.train_jax import Trainer, default_mesh
+from felafax_lit.training import TrainConfig
 from felafax_lit.planner import plan
 
 def random_params(c, dtype, seed=0):

@@ -26,7 +26,8 @@ import torch
 from torch import nn
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 from felafax_lit.core import preset, LoRAConfig
-from felafax_lit.quant_torch import empty_model, quantize_linear, LINEAR_NAMES
+from felafax_lit.core import PROJECTION_NAMES
+from felafax_lit.quant_torch import empty_model, quantize_linear
 from felafax_lit.fsdp import add_lora, apply_activation_checkpointing
 
 
@@ -37,7 +38,7 @@ def build(quant, layers, dev, dtype=torch.bfloat16, seed=0):
     rnd = lambda *s, std=0.02: torch.randn(*s, generator=g, device=dev, dtype=dtype) * std
     with torch.no_grad():
         for n, m in list(model.named_modules()):
-            if isinstance(m, nn.Linear) and n.split('.')[-1] in LINEAR_NAMES:
+            if isinstance(m, nn.Linear) and n.split('.')[-1] in PROJECTION_NAMES:
                 parent, _, child = n.rpartition('.')
                 setattr(model.get_submodule(parent), child, quantize_linear(rnd(m.out_features, m.in_features), quant, dtype, dev))
         for n, p in list(model.named_parameters()):

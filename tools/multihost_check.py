@@ -22,7 +22,8 @@ def run(mesh_spec:str, train_type:str='lora'):
     from felafax_lit.model import Llama
     from felafax_lit.data import TokenDataset
     from felafax_lit.sharding import make_mesh
-    from felafax_lit.train_jax import Trainer, TrainConfig
+    from felafax_lit.train_jax import Trainer
+    from felafax_lit.training import TrainConfig
     c, r = tiny_config(), np.random.default_rng(0)
     shapes = jax.eval_shape(Llama(c).init, jax.random.key(0), jnp.zeros((1, 4), jnp.int32))['params']
     params = jax.tree_util.tree_map_with_path(lambda p, s: ((1 if 'scale' in str(p) else 0) + 0.05 * r.standard_normal(s.shape)).astype(np.float32), shapes)
