@@ -10,7 +10,8 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTION_NAMES
 from .core import safetensors_header, checkpoint_identity, check_replaceable
-from .data import DataError, TASKS, is_task, load_datasets, make_task_dataset, exact_match, alpaca_prompt, read_json_rows
+from .data import (DataError, TASKS, is_task, load_datasets, make_task_dataset, exact_match, alpaca_prompt,
+                              read_json_rows)
 from .data import HF_NAMES, parse_columns
 from .training import TrainConfig
 
@@ -29,7 +30,8 @@ def _bool(s:str) -> bool:
 LORA_MODULES = (*PROJECTION_NAMES, 'lm_head')   # what --lora_target_modules may name
 
 def lora_targets(spec:str) -> str:
-    "The target regex for `--lora_target_modules`: 'all' (7 projections), 'default' (q_proj,v_proj, as PEFT) or a comma list."
+    ("The target regex for `--lora_target_modules`: 'all' (7 projections), 'default' (q_proj,v_proj, as PEFT) "
+     "or a comma list.")
     if spec == 'all': return LORA_TARGETS_DEFAULT
     names = ['q_proj', 'v_proj'] if spec == 'default' else [s.strip() for s in spec.split(',') if s.strip()]
     if not names: raise ValueError(f"--lora_target_modules is empty")
@@ -40,69 +42,112 @@ def lora_targets(spec:str) -> str:
 # %% ../nbs/09_cli.ipynb #2acaa48b
 def _model_args(p):
     a = p.add_argument
-    a('--model', default=None, help="HF model directory of a Llama-architecture model (default: the bundled SmolLM2-135M-Instruct)")
-    a('--train_type', default='qlora', choices=('full', 'lora', 'qlora', 'hqq_lora'), help="full fine-tune, LoRA, LoRA over an NF4-quantized frozen base (qlora), or over an HQQ 4-bit base (hqq_lora, torch backend only) (default: %(default)s)")
+    a('--model', default=None,
+      help="HF model directory of a Llama-architecture model (default: the bundled SmolLM2-135M-Instruct)")
+    a('--train_type', default='qlora', choices=('full', 'lora', 'qlora', 'hqq_lora'),
+      help="full fine-tune, LoRA, LoRA over an NF4-quantized frozen base (qlora), "
+           "or over an HQQ 4-bit base (hqq_lora, torch backend only) (default: %(default)s)")
     a('--lora_rank', type=int, default=8, help="LoRA rank r (default: %(default)s)")
     a('--lora_alpha', type=float, default=16.0, help="LoRA alpha; updates are scaled by alpha/r (default: %(default)s)")
-    a('--lora_dropout', type=float, default=0.0, help="dropout on the adapter input while training (default: %(default)s)")
-    a('--lora_target_modules', default='all', help="'all' (q,k,v,o,gate,up,down projections), 'default' (q_proj,v_proj) or a comma-separated list of module names, e.g. q_proj,v_proj,lm_head (default: %(default)s)")
-    a('--precision', default='fp32', choices=('fp32', 'bf16'), help="compute dtype; with bf16 the frozen base is stored in bf16, trained weights stay fp32 (default: %(default)s)")
-    a('--use_gradient_checkpointing', type=_bool, default=False, help="rematerialise each layer's activations in the backward pass (true/false, default: %(default)s)")
-    a('--mesh', default=None, help="JAX backend: device mesh over axes dp, fsdp, tp, e.g. 'fsdp=8', 'dp=2,fsdp=-1' or 'fsdp=4,tp=2' (default: all devices on 'fsdp')")
+    a('--lora_dropout', type=float, default=0.0,
+      help="dropout on the adapter input while training (default: %(default)s)")
+    a('--lora_target_modules', default='all',
+      help="'all' (q,k,v,o,gate,up,down projections), 'default' (q_proj,v_proj) "
+           "or a comma-separated list of module names, e.g. q_proj,v_proj,lm_head (default: %(default)s)")
+    a('--precision', default='fp32', choices=('fp32', 'bf16'),
+      help="compute dtype; with bf16 the frozen base is stored in bf16, trained weights stay fp32 "
+           "(default: %(default)s)")
+    a('--use_gradient_checkpointing', type=_bool, default=False,
+      help="rematerialise each layer's activations in the backward pass (true/false, default: %(default)s)")
+    a('--mesh', default=None,
+      help="JAX backend: device mesh over axes dp, fsdp, tp, e.g. 'fsdp=8', 'dp=2,fsdp=-1' or 'fsdp=4,tp=2' "
+           "(default: all devices on 'fsdp')")
 
 def _backend_args(p):
     a = p.add_argument
-    a('--backend', default='jax', choices=('jax', 'torch'), help="jax (flax/optax, sharded over --mesh) or torch (PyTorch, FSDP2 over --nproc processes) (default: %(default)s)")
-    a('--nproc', type=int, default=1, help="torch backend: processes on this machine, started with torchrun; each process holds a shard (FSDP2) (default: %(default)s)")
-    a('--use_cpu_offload', type=_bool, default=False, help="torch backend with --nproc > 1: FSDP2 keeps parameters, gradients and optimizer state in CPU memory (true/false, default: %(default)s)")
-    a('--compile', type=_bool, default=False, help="torch backend: torch.compile the decoder layers, compiled during the first step (true/false, default: %(default)s)")
+    a('--backend', default='jax', choices=('jax', 'torch'),
+      help="jax (flax/optax, sharded over --mesh) or torch (PyTorch, FSDP2 over --nproc processes) "
+           "(default: %(default)s)")
+    a('--nproc', type=int, default=1,
+      help="torch backend: processes on this machine, started with torchrun; each process holds a shard (FSDP2) "
+           "(default: %(default)s)")
+    a('--use_cpu_offload', type=_bool, default=False,
+      help="torch backend with --nproc > 1: FSDP2 keeps parameters, gradients and optimizer state in CPU memory "
+           "(true/false, default: %(default)s)")
+    a('--compile', type=_bool, default=False,
+      help="torch backend: torch.compile the decoder layers, compiled during the first step "
+           "(true/false, default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #b732c56b
 def _data_args(p, dataset='sort', size=1000, eval_size=24):
     a = p.add_argument
-    a('--dataset', default=dataset, help=f"a JSON/JSONL file (Alpaca, chat 'messages', 'prompt'+'completion' or 'text' rows), a .txt file or "
-      f"directory of .txt files, a parquet/Arrow/CSV file or directory or a save_to_disk directory (HF datasets), a hub id "
-      f"org/name, one of fsdp_qlora's names ({', '.join(HF_NAMES)}), or a built-in synthetic task: {', '.join(TASKS)}, "
-      "or several joined by commas (default: %(default)s)")
+    a('--dataset', default=dataset,
+      help=f"a JSON/JSONL file (Alpaca, chat 'messages', 'prompt'+'completion' or 'text' rows), a .txt file or "
+           f"directory of .txt files, a parquet/Arrow/CSV file or directory or a save_to_disk directory (HF datasets), "
+           f"a hub id org/name, one of fsdp_qlora's names ({', '.join(HF_NAMES)}), or a built-in synthetic task: "
+           f"{', '.join(TASKS)}, or several joined by commas (default: %(default)s)")
     a('--dataset_split', default=None, help="HF datasets: the split to train on (default: train, or the short name's)")
     a('--dataset_config', default=None, help="HF datasets: the configuration (subset) of a hub dataset")
-    a('--dataset_columns', default=None, help="HF datasets: our field names mapped to the dataset's columns, e.g. instruction=question,output=answer")
-    a('--dataset_format', default='auto', choices=('auto', 'alpaca', 'chat', 'text', 'completion'), help="row format of a dataset file (default: %(default)s, from the file)")
+    a('--dataset_columns', default=None,
+      help="HF datasets: our field names mapped to the dataset's columns, e.g. instruction=question,output=answer")
+    a('--dataset_format', default='auto', choices=('auto', 'alpaca', 'chat', 'text', 'completion'),
+      help="row format of a dataset file (default: %(default)s, from the file)")
     a('--dataset_size', type=int, default=size, help="rows generated for a synthetic task (default: %(default)s)")
-    a('--eval_size', type=int, default=eval_size, help="rows held out for the evaluation loss (and exact match in the demo); 0: none (default: %(default)s)")
-    a('--on_bad_row', default='raise', choices=('raise', 'skip'), help="stop at a malformed row, or skip malformed rows and prompts longer than the context (default: %(default)s)")
+    a('--eval_size', type=int, default=eval_size,
+      help="rows held out for the evaluation loss (and exact match in the demo); 0: none (default: %(default)s)")
+    a('--on_bad_row', default='raise', choices=('raise', 'skip'),
+      help="stop at a malformed row, or skip malformed rows and prompts longer than the context (default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #16ef8665
 def _train_args(p, **d):
     a = p.add_argument
-    a('--batch_size', type=int, default=d.get('batch_size', 4), help="rows per micro-batch, all devices together (default: %(default)s)")
-    a('--gradient_accumulation_steps', type=int, default=d.get('gas', 1), help="micro-batches per optimizer step (default: %(default)s)")
-    a('--context_length', type=int, default=d.get('context_length', 512), help="tokens per row; examples are packed into rows (default: %(default)s)")
-    a('--num_epochs', type=int, default=1, help="passes over the training data, unless --max_steps is given (default: %(default)s)")
-    a('--max_steps', type=int, default=d.get('max_steps'), help="optimizer steps; overrides --num_epochs (default: %(default)s)")
+    a('--batch_size', type=int, default=d.get('batch_size', 4),
+      help="rows per micro-batch, all devices together (default: %(default)s)")
+    a('--gradient_accumulation_steps', type=int, default=d.get('gas', 1),
+      help="micro-batches per optimizer step (default: %(default)s)")
+    a('--context_length', type=int, default=d.get('context_length', 512),
+      help="tokens per row; examples are packed into rows (default: %(default)s)")
+    a('--num_epochs', type=int, default=1,
+      help="passes over the training data, unless --max_steps is given (default: %(default)s)")
+    a('--max_steps', type=int, default=d.get('max_steps'),
+      help="optimizer steps; overrides --num_epochs (default: %(default)s)")
     a('--lr', type=float, default=d.get('lr', 1e-4), help="peak learning rate (default: %(default)s)")
-    a('--lr_scheduler', default='cosine', choices=('cosine', 'linear', 'constant'), help="after linear warmup: cosine to 10%% of lr, linear to 0, or constant (default: %(default)s)")
+    a('--lr_scheduler', default='cosine', choices=('cosine', 'linear', 'constant'),
+      help="after linear warmup: cosine to 10%% of lr, linear to 0, or constant (default: %(default)s)")
     a('--warmup_steps', type=int, default=None, help="linear warmup steps (default: 10%% of the steps)")
     a('--weight_decay', type=float, default=0.0, help="AdamW weight decay (default: %(default)s)")
-    a('--max_grad_norm', type=float, default=1.0, help="clip gradients to this global norm; 0 disables (default: %(default)s)")
+    a('--max_grad_norm', type=float, default=1.0,
+      help="clip gradients to this global norm; 0 disables (default: %(default)s)")
     a('--pack', type=_bool, default=True, help="pack several examples into each row (true/false, default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #8c3268c4
 def _run_args(p, output_dir='felafax_output', **d):
     a = p.add_argument
-    a('--output_dir', default=output_dir, help="where checkpoints, metrics.csv, the adapter and the merged model go (default: %(default)s)")
-    a('--save_steps', type=int, default=0, help="checkpoint every this many steps; 0: only at the end (default: %(default)s)")
+    a('--output_dir', default=output_dir,
+      help="where checkpoints, metrics.csv, the adapter and the merged model go (default: %(default)s)")
+    a('--save_steps', type=int, default=0,
+      help="checkpoint every this many steps; 0: only at the end (default: %(default)s)")
     a('--keep_checkpoints', type=int, default=2, help="how many recent checkpoints to keep (default: %(default)s)")
-    a('--eval_steps', type=int, default=0, help="held-out loss every this many steps; 0: before and after only (default: %(default)s)")
-    a('--log_steps', type=int, default=d.get('log_steps', 10), help="print metrics every this many steps (default: %(default)s)")
-    a('--log_to', default='stdout', choices=('stdout', 'tensorboard', 'wandb'), help="metrics always go to stdout and metrics.csv; also TensorBoard (tensorboardX) or W&B, if installed (default: %(default)s)")
-    a('--save_model', type=_bool, default=True, help="write the PEFT adapter and the merged HF model at the end (true/false, default: %(default)s)")
-    a('--resume', action='store_true', help="continue from the newest readable checkpoint in --output_dir, if it belongs to this run (same base weights, dataset and settings)")
-    a('--allow_changes', default='', help="with --resume: comma-separated run fields that may differ from the checkpoint's, e.g. max_steps,lr (default: none)")
+    a('--eval_steps', type=int, default=0,
+      help="held-out loss every this many steps; 0: before and after only (default: %(default)s)")
+    a('--log_steps', type=int, default=d.get('log_steps', 10),
+      help="print metrics every this many steps (default: %(default)s)")
+    a('--log_to', default='stdout', choices=('stdout', 'tensorboard', 'wandb'),
+      help="metrics always go to stdout and metrics.csv; also TensorBoard (tensorboardX) or W&B, if installed "
+           "(default: %(default)s)")
+    a('--save_model', type=_bool, default=True,
+      help="write the PEFT adapter and the merged HF model at the end (true/false, default: %(default)s)")
+    a('--resume', action='store_true',
+      help="continue from the newest readable checkpoint in --output_dir, if it belongs to this run "
+           "(same base weights, dataset and settings)")
+    a('--allow_changes', default='',
+      help="with --resume: comma-separated run fields that may differ from the checkpoint's, e.g. max_steps,lr "
+           "(default: none)")
     a('--seed', type=int, default=42, help="seed for data order, adapter init and dropout (default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #38181b2c
-DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, max_steps=60, lr=2e-3, lora_rank=16, lora_alpha=32.0)
+DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, max_steps=60, lr=2e-3, lora_rank=16,
+            lora_alpha=32.0, backend='torch')
 
 class UsageError(ValueError): "A command line argparse cannot parse."
 
@@ -117,63 +162,92 @@ def build_parser() -> argparse.ArgumentParser:
     "The `felafax_lit` argument parser."
     p = _Parser(prog='felafax_lit', description="Fine-tune Llama-family models with LoRA and QLoRA (JAX or PyTorch).")
     sub = p.add_subparsers(dest='command', metavar='{train,plan,export,generate,demo}', required=True)
-    t = sub.add_parser('train', help="fine-tune a model on a dataset", description="Fine-tune a model (full, LoRA or QLoRA) with JAX or PyTorch.")
+    t = sub.add_parser('train', help="fine-tune a model on a dataset",
+                       description="Fine-tune a model (full, LoRA or QLoRA) with JAX or PyTorch.")
     _model_args(t); _backend_args(t); _data_args(t); _train_args(t); _run_args(t)
     _plan_args(sub.add_parser('plan', help="per-device memory of the training step on N devices, and what to rent",
-                              description="Compile the JAX Trainer's step (full, LoRA or QLoRA) for abstract sharded inputs "
-                              "(nothing is allocated); report per-device memory for each device count, and the fewest "
-                              "H100-80GB, H200 and MI300X that fit with their tokens/s at 40% MFU."))
-    e = sub.add_parser('export', help="merge a PEFT adapter into its base model", description="Merge a PEFT LoRA adapter into its base model and write an HF model directory.")
+                              description="Compile the JAX Trainer's step (full, LoRA or QLoRA) for abstract sharded "
+                              "inputs (nothing is allocated); report per-device memory for each device count, and the "
+                              "fewest H100-80GB, H200 and MI300X that fit with their tokens/s at 40% MFU."))
+    e = sub.add_parser('export', help="merge a PEFT adapter into its base model",
+                       description="Merge a PEFT LoRA adapter into its base model and write an HF model directory.")
     _export_args(e)
     _generate_args(sub.add_parser('generate', help="complete prompts with a model, optionally through a PEFT adapter",
-                                  description="Complete prompts with an HF model directory (a base or a merged model), optionally "
-                                  "through a PEFT LoRA adapter applied without merging; tokens are printed as they are produced."))
+                                  description="Complete prompts with an HF model directory (a base or a merged model), "
+                                  "optionally through a PEFT LoRA adapter applied without merging; tokens are printed "
+                                  "as they are produced."))
     d = sub.add_parser('demo', help="QLoRA-tune SmolLM2-135M on a synthetic task and compare exact match before/after",
-                       description="Fine-tune the bundled SmolLM2-135M-Instruct with QLoRA on a synthetic task; print held-out exact match and loss before and after, and save the adapter, the merged model and a loss curve.")
-    _model_args(d); _data_args(d, DEMO['dataset'], 2000); _train_args(d, **DEMO); _run_args(d, 'felafax_demo', log_steps=10)
-    d.add_argument('--max_new_tokens', type=int, default=24, help="tokens generated per held-out prompt (default: %(default)s)")
+                       description="Fine-tune the bundled SmolLM2-135M-Instruct with QLoRA on a synthetic task; "
+                       "print held-out exact match and loss before and after, and save the adapter, the merged model "
+                       "and a loss curve.")
+    _model_args(d); _data_args(d, DEMO['dataset'], 2000)
+    _train_args(d, **DEMO); _run_args(d, 'felafax_demo', log_steps=10)
+    d.add_argument('--max_new_tokens', type=int, default=24,
+                   help="tokens generated per held-out prompt (default: %(default)s)")
+    d.add_argument('--backend', default=DEMO['backend'], choices=('jax', 'torch'),
+                   help="the trainer: torch (fastest on a CPU) or jax (default: %(default)s)")
     d.set_defaults(lora_rank=DEMO['lora_rank'], lora_alpha=DEMO['lora_alpha'])
     return p
 
 # %% ../nbs/09_cli.ipynb #45141437
 def _generate_args(p):
     a = p.add_argument
-    a('--model', default=None, help="HF model directory: a base or a merged model (default: the bundled SmolLM2-135M-Instruct)")
+    a('--model', default=None,
+      help="HF model directory: a base or a merged model (default: the bundled SmolLM2-135M-Instruct)")
     a('--adapter', default=None, help="PEFT LoRA adapter directory, applied on top of --model without merging")
     a('--prompt', action='append', default=[], help="a prompt to complete (repeatable)")
-    a('--prompts', default=None, help="a file of prompts: .txt (one per line), or JSON/JSONL rows with 'prompt' or Alpaca 'instruction' (+ 'input')")
+    a('--prompts', default=None,
+      help="a file of prompts: .txt (one per line), or JSON/JSONL rows with 'prompt' "
+           "or Alpaca 'instruction' (+ 'input')")
     a('--chat', action='store_true', help="wrap each prompt as a user message with the tokenizer's chat template")
     a('--max_new_tokens', type=int, default=128, help="tokens generated per prompt at most (default: %(default)s)")
-    a('--temperature', type=float, default=0.0, help="0: greedy; above 0: sample at this temperature (default: %(default)s)")
-    a('--top_p', type=float, default=1.0, help="with sampling: keep the most likely tokens that hold this much probability (default: %(default)s)")
+    a('--temperature', type=float, default=0.0,
+      help="0: greedy; above 0: sample at this temperature (default: %(default)s)")
+    a('--top_p', type=float, default=1.0,
+      help="with sampling: keep the most likely tokens that hold this much probability (default: %(default)s)")
     a('--seed', type=int, default=0, help="seed for sampling (default: %(default)s)")
-    a('--backend', default='jax', choices=('jax', 'torch'), help="jax (KV-cache generate) or torch (transformers generate) (default: %(default)s)")
+    a('--backend', default='jax', choices=('jax', 'torch'),
+      help="jax (KV-cache generate) or torch (transformers generate) (default: %(default)s)")
     a('--precision', default='fp32', choices=('fp32', 'bf16'), help="compute dtype (default: %(default)s)")
-    a('--allow_other_base', action='store_true', help="use the adapter even if its record names other base weights than --model's")
-    a('--load_in_4bit', type=_bool, default=False, help="NF4-quantize the base as it loads: bitsandbytes (torch) or ours (jax) (true/false, default: %(default)s)")
+    a('--allow_other_base', action='store_true',
+      help="use the adapter even if its record names other base weights than --model's")
+    a('--load_in_4bit', type=_bool, default=False,
+      help="NF4-quantize the base as it loads: bitsandbytes (torch) or ours (jax) (true/false, default: %(default)s)")
 
 def _export_args(p):
     a = p.add_argument
     a('adapter', help="PEFT LoRA adapter directory (adapter_config.json + adapter_model.safetensors)")
-    a('--model', default=None, help="base HF model directory the adapter was trained on (default: the bundled SmolLM2-135M-Instruct)")
+    a('--model', default=None,
+      help="base HF model directory the adapter was trained on (default: the bundled SmolLM2-135M-Instruct)")
     a('--output_dir', required=True, help="where to write the merged HF model directory")
-    a('--allow_other_base', action='store_true', help="merge even if the adapter's record names other base weights than --model's")
-    a('--train_type', default=None, choices=('lora', 'qlora'), help="qlora: merge into the NF4-dequantized base the adapter was trained against (default: as recorded by felafax_lit train, else lora)")
+    a('--allow_other_base', action='store_true',
+      help="merge even if the adapter's record names other base weights than --model's")
+    a('--train_type', default=None, choices=('lora', 'qlora'),
+      help="qlora: merge into the NF4-dequantized base the adapter was trained against "
+           "(default: as recorded by felafax_lit train, else lora)")
 
 # %% ../nbs/09_cli.ipynb #a426438e
 def _plan_args(p):
     a = p.add_argument
-    a('--model', default='llama3.1-8b', help="a preset (llama3.1-8b, llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, llama2-7b) or an HF model directory (its config.json) (default: %(default)s)")
-    a('--train_type', default='lora', choices=('full', 'lora', 'qlora'), help="full fine-tune, LoRA over a bf16 base, or over an NF4 base (default: %(default)s)")
-    a('--devices', default='1,2,4,8', help="comma-separated device counts, each planned as the mesh fsdp=N (default: %(default)s)")
+    a('--model', default='llama3.1-8b',
+      help="a preset (llama3.1-8b, llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, llama2-7b) "
+           "or an HF model directory (its config.json) (default: %(default)s)")
+    a('--train_type', default='lora', choices=('full', 'lora', 'qlora'),
+      help="full fine-tune, LoRA over a bf16 base, or over an NF4 base (default: %(default)s)")
+    a('--devices', default='1,2,4,8',
+      help="comma-separated device counts, each planned as the mesh fsdp=N (default: %(default)s)")
     a('--mesh', default=None, help="plan this one mesh instead of --devices, e.g. 'fsdp=4,tp=2'")
     a('--batch_size', type=int, default=16, help="rows per micro-batch, all devices together (default: %(default)s)")
-    a('--gradient_accumulation_steps', type=int, default=1, help="micro-batches per optimizer step (default: %(default)s)")
+    a('--gradient_accumulation_steps', type=int, default=1,
+      help="micro-batches per optimizer step (default: %(default)s)")
     a('--context_length', type=int, default=2048, help="tokens per row (default: %(default)s)")
     a('--lora_rank', type=int, default=8, help="LoRA rank r (default: %(default)s)")
-    a('--lora_target_modules', default='all', help="as for train: 'all', 'default' or a comma-separated list (default: %(default)s)")
-    a('--use_gradient_checkpointing', type=_bool, default=True, help="full rematerialisation of each layer (true/false, default: %(default)s)")
-    a('--device_memory', type=float, default=141.0, help="GB (1e9 bytes) per device, for the fits column: H200 141, MI300X 192, A100/H100 80 (default: %(default)s)")
+    a('--lora_target_modules', default='all',
+      help="as for train: 'all', 'default' or a comma-separated list (default: %(default)s)")
+    a('--use_gradient_checkpointing', type=_bool, default=True,
+      help="full rematerialisation of each layer (true/false, default: %(default)s)")
+    a('--device_memory', type=float, default=141.0,
+      help="GB (1e9 bytes) per device, for the fits column: H200 141, MI300X 192, A100/H100 80 (default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #1987fd15
 def load_data(args, tok) -> tuple:
@@ -200,25 +274,37 @@ def lora_config(args) -> LoRAConfig|None:
 def check_backend(args):
     "Raise for an option the chosen `--backend` does not have."
     backend = getattr(args, 'backend', 'jax')
-    torch_only = [o for o, on in (('--train_type hqq_lora', args.train_type == 'hqq_lora'), ('--nproc', getattr(args, 'nproc', 1) != 1),
+    torch_only = [o for o, on in (('--train_type hqq_lora', args.train_type == 'hqq_lora'),
+                                  ('--nproc', getattr(args, 'nproc', 1) != 1),
                                   ('--use_cpu_offload', getattr(args, 'use_cpu_offload', False)),
                                   ('--compile', getattr(args, 'compile', False))) if on]
-    if backend == 'jax' and torch_only: raise ValueError(f"{', '.join(torch_only)}: PyTorch backend only; add --backend torch")
-    if backend == 'torch' and args.mesh: raise ValueError("--mesh is for the JAX backend; with --backend torch, shard over processes with --nproc")
-    if backend == 'torch' and args.batch_size % args.nproc:
-        raise ValueError(f"--batch_size {args.batch_size} is not divisible by the number of processes {args.nproc} (--nproc)")
+    if backend == 'jax' and torch_only:
+        raise ValueError(f"{', '.join(torch_only)}: PyTorch backend only; add --backend torch")
+    if backend == 'torch' and args.mesh:
+        raise ValueError("--mesh is for the JAX backend; with --backend torch, shard over processes with --nproc")
+    if backend == 'torch' and args.batch_size % getattr(args, 'nproc', 1):
+        raise ValueError(f"--batch_size {args.batch_size} is not divisible by the number of processes {args.nproc} "
+                         "(--nproc)")
     if getattr(args, 'use_cpu_offload', False) and getattr(args, 'nproc', 1) < 2:
         raise ValueError("--use_cpu_offload is an FSDP2 option: use it with --nproc 2 or more")
 
 # %% ../nbs/09_cli.ipynb #032061ee
 def make_trainer(args):
-    "(Trainer, tokenizer, train data, held-out data, held-out rows) from parsed options."
-    from felafax_lit.train_jax import Trainer, writable_dir, default_mesh, data_parallel_size, TrainError, enable_compilation_cache
-    check_backend(args); tc, model = train_config(args), Path(args.model) if args.model else real_model_dir(); enable_compilation_cache()
-    lora = lora_config(args)
-    mesh = default_mesh(args.mesh); writable_dir(args.output_dir)
-    if tc.batch_size % data_parallel_size(mesh): raise TrainError(f"--batch_size {tc.batch_size} is not divisible by the data-parallel size {data_parallel_size(mesh)} (--mesh {args.mesh or 'default'})")
-    if not (model/'config.json').exists(): raise FileNotFoundError(f"--model {str(model)!r} is not an HF model directory (no config.json)")
+    "(Trainer of `--backend`, tokenizer, train data, held-out data, held-out rows) from parsed options, in this process."
+    from felafax_lit.core import writable_dir, TrainError
+    check_backend(args); tc, model = train_config(args), Path(args.model) if args.model else real_model_dir()
+    lora = lora_config(args); writable_dir(args.output_dir)
+    if not (model/'config.json').exists():
+        raise FileNotFoundError(f"--model {str(model)!r} is not an HF model directory (no config.json)")
+    if args.backend == 'torch':
+        from felafax_lit.train_torch import Trainer
+        tok = tokenizer(model); train, held, held_rows = load_data(args, tok)
+        return Trainer(model, tc, lora, args.output_dir), tok, train, held, held_rows
+    from felafax_lit.train_jax import Trainer, default_mesh, data_parallel_size, enable_compilation_cache
+    enable_compilation_cache(); mesh = default_mesh(args.mesh)
+    if tc.batch_size % data_parallel_size(mesh):
+        raise TrainError(f"--batch_size {tc.batch_size} is not divisible by the data-parallel size "
+                         f"{data_parallel_size(mesh)} (--mesh {args.mesh or 'default'})")
     tok = tokenizer(model)
     train, held, held_rows = load_data(args, tok)
     return Trainer(model, tc, lora, args.output_dir, mesh), tok, train, held, held_rows
@@ -231,23 +317,24 @@ def save_outputs(tr, args, model_dir) -> dict:
     paths['merged'] = tr.save_merged(out/'merged', copy_files_from=model_dir)
     return paths
 
-def _train_with_torch(args) -> dict:
-    "`felafax_lit train --backend torch`: `train_torch.train` here, or under torchrun in `--nproc` processes."
-    from felafax_lit.train_torch import train, launch_train
+def _train_under_torchrun(args) -> dict:
+    "`felafax_lit train --backend torch --nproc N`: `train_torch.train` in N processes under torchrun (FSDP2)."
+    from felafax_lit.train_torch import launch_train
     check_backend(args); model = Path(args.model) if args.model else real_model_dir()
     kw = dict(model_dir=model, dataset=args.dataset, output_dir=args.output_dir, tc=train_config(args),
               lora=lora_config(args), dataset_format=args.dataset_format, eval_size=args.eval_size,
               dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
-              allow_changes=[s for s in args.allow_changes.split(',') if s], export=args.save_model, hf=hf_options(args))
-    if args.nproc > 1: launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
-    else: train(**kw)
-    out = Path(args.output_dir); paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
+              allow_changes=[s for s in args.allow_changes.split(',') if s], export=args.save_model,
+              hf=hf_options(args))
+    launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
+    out = Path(args.output_dir)
+    paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")
     return paths
 
 def cmd_train(args) -> dict:
     "`felafax_lit train`: fine-tune, then save the adapter and the merged model."
-    if args.backend == 'torch': return _train_with_torch(args)
+    if args.backend == 'torch' and args.nproc > 1: return _train_under_torchrun(args)
     tr, tok, train, held, _ = make_trainer(args)
     hist = tr.fit(train, held, resume=args.resume, allow_changes=tuple(s for s in args.allow_changes.split(',') if s))
     paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
@@ -273,10 +360,12 @@ def cmd_export(args) -> dict:
     base = Path(args.model) if args.model else real_model_dir(); info = check_adapter(args.adapter)
     tt = args.train_type or info.get('train_type', 'lora')
     dtype = jnp.bfloat16 if tt == 'qlora' and info.get('precision') == 'bf16' else jnp.float32  # the base it trained on
-    writable_dir(Path(args.output_dir).parent); c = LlamaConfig.from_pretrained(base); lcfg, lora = load_peft(args.adapter, c)
+    writable_dir(Path(args.output_dir).parent)
+    c = LlamaConfig.from_pretrained(base); lcfg, lora = load_peft(args.adapter, c)
     params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
     f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
-    p = save_hf(jax.tree.map(f32, merge_lora(params, lora, lcfg)), c, args.output_dir, dtype=np.float32, copy_files_from=base)
+    p = save_hf(jax.tree.map(f32, merge_lora(params, lora, lcfg)), c, args.output_dir, dtype=np.float32,
+                copy_files_from=base)
     print(f"merged ({tt}) model: {p}"); return {'merged': p}
 
 # %% ../nbs/09_cli.ipynb #869d3856
@@ -298,7 +387,8 @@ def read_prompts(args) -> list:
 
 def _encode(tok, prompt:str, chat:bool) -> list:
     if not chat: return tok.encode(prompt, add_special_tokens=True)
-    return tok.encode(tok.apply_chat_template([{'role': 'user', 'content': prompt}], tokenize=False, add_generation_prompt=True),
+    return tok.encode(tok.apply_chat_template([{'role': 'user', 'content': prompt}], tokenize=False,
+                                              add_generation_prompt=True),
                       add_special_tokens=False)
 
 # %% ../nbs/09_cli.ipynb #bccfec56
@@ -308,10 +398,13 @@ def _jax_completions(args, tok, prompts):
     from felafax_lit.sharding import load_sharded, make_mesh, FSDP_RULES
     from felafax_lit.model import Llama, stream
     from felafax_lit.lora import load_peft, lora_model
-    model_dir = Path(args.model) if args.model else real_model_dir(); dtype = jnp.bfloat16 if args.precision == 'bf16' else jnp.float32
+    model_dir = Path(args.model) if args.model else real_model_dir()
+    dtype = jnp.bfloat16 if args.precision == 'bf16' else jnp.float32
     c, params = load_sharded(model_dir, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=dtype,
                              quantize='nf4' if args.load_in_4bit else None)
-    if args.adapter: lcfg, lora = load_peft(args.adapter, c); model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
+    if args.adapter:
+        lcfg, lora = load_peft(args.adapter, c)
+        model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
     else: model, variables = Llama(c, dtype=dtype), {'params': params}
     eos = c.eos_token_id if tok.eos_token_id is None else tok.eos_token_id
     for p in prompts:
@@ -323,8 +416,9 @@ def _torch_completions(args, tok, prompts):
     import threading, torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     dtype = torch.bfloat16 if args.precision == 'bf16' else torch.float32; kw = {}
-    if args.load_in_4bit: kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4',
-                                                                          bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
+    if args.load_in_4bit:
+        kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4',
+                                                       bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
     m = AutoModelForCausalLM.from_pretrained(Path(args.model) if args.model else real_model_dir(), dtype=dtype, **kw)
     if args.adapter:
         from peft import PeftModel
@@ -338,7 +432,8 @@ def _torch_completions(args, tok, prompts):
                 if s.first: s.first = False
                 else: out.append(int(v.reshape(-1)[0]))
             def end(s): pass
-        sample = dict(do_sample=True, temperature=args.temperature, top_p=args.top_p) if args.temperature > 0 else dict(do_sample=False)
+        sample = (dict(do_sample=True, temperature=args.temperature, top_p=args.top_p) if args.temperature > 0
+                  else dict(do_sample=False))
         with torch.no_grad():
             m.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=args.max_new_tokens, streamer=Tokens(),
                        pad_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id, top_k=None, **sample)
@@ -355,8 +450,10 @@ def cmd_generate(args) -> list:
         for t in gen:
             if t == tok.eos_token_id: break
             ids.append(t); text = tok.decode(ids, skip_special_tokens=True)
-            if not text.endswith('\ufffd'): print(text[len(shown):], end='', flush=True); shown = text   # whole characters only
-        print(tok.decode(ids, skip_special_tokens=True)[len(shown):], flush=True); texts.append(tok.decode(ids, skip_special_tokens=True))
+            if not text.endswith('\ufffd'):   # whole characters only
+                print(text[len(shown):], end='', flush=True); shown = text
+        print(tok.decode(ids, skip_special_tokens=True)[len(shown):], flush=True)
+        texts.append(tok.decode(ids, skip_special_tokens=True))
     return texts
 
 # %% ../nbs/09_cli.ipynb #9981f821
@@ -371,34 +468,42 @@ def _plan_counts(args) -> list:
     "The meshes to plan: `--mesh`, or `fsdp=N` for each of `--devices`."
     if args.mesh: return [args.mesh]
     try: ns = [int(n) for n in args.devices.split(',') if n.strip()]
-    except ValueError: raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}") from None
-    if not ns or min(ns) < 1: raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
+    except ValueError:
+        raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}") from None
+    if not ns or min(ns) < 1:
+        raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
     return [f'fsdp={n}' for n in ns]
 
 # %% ../nbs/09_cli.ipynb #975cd499
 def cmd_plan(args) -> list:
-    "`felafax_lit plan`: a `MemoryPlan` per device count (or `--mesh`), then the fewest devices of each accelerator that fit."
+    ("`felafax_lit plan`: a `MemoryPlan` per device count (or `--mesh`), "
+     "then the fewest devices of each accelerator that fit.")
     from felafax_lit.core import LlamaConfig, preset, PRESETS
     if args.model not in PRESETS and not (Path(args.model)/'config.json').exists():
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
     meshes = _plan_counts(args); _plan_devices(max(int(v) for m in meshes for v in re.findall(r'=(\d+)', m)))
     from felafax_lit.planner import plan, rent
-    tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length, precision='bf16',
-                     gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
+    tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
+                     precision='bf16', gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
                      remat='full' if args.use_gradient_checkpointing else 'none')
-    lcfg = None if tc.train_type == 'full' else LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules))
+    lcfg = (None if tc.train_type == 'full'
+            else LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules)))
     GB, rows = 1e9, []
-    print(f"{args.model}, {tc.train_type}, batch {tc.batch_size} x {tc.context_length} (x{tc.gradient_accumulation_steps}), "
-          f"{'' if lcfg is None else f'r={lcfg.rank}, '}remat {tc.remat}; GB per device")
-    print(f"{'mesh':>16s} {'frozen':>8s} {'trained+opt':>11s} {'temp':>8s} {'peak':>8s}  fits {args.device_memory:g} GB")
+    print(f"{args.model}, {tc.train_type}, batch {tc.batch_size} x {tc.context_length} "
+          f"(x{tc.gradient_accumulation_steps}), {'' if lcfg is None else f'r={lcfg.rank}, '}remat {tc.remat}; "
+          "GB per device")
+    print(f"{'mesh':>16s} {'frozen':>8s} {'trained+opt':>11s} {'temp':>8s} {'peak':>8s}  "
+          f"fits {args.device_memory:g} GB")
     for m in meshes:
         pl = plan(c, tc, lcfg, m, device_memory=int(args.device_memory * GB)); rows.append(pl)
-        print(f"{m:>16s} {pl.frozen/GB:8.4g} {pl.trained/GB:11.4g} {pl.temp/GB:8.4g} {pl.peak/GB:8.4g}  {'yes' if pl.fits else 'no'}", flush=True)
+        print(f"{m:>16s} {pl.frozen/GB:8.4g} {pl.trained/GB:11.4g} {pl.temp/GB:8.4g} {pl.peak/GB:8.4g}  "
+              f"{'yes' if pl.fits else 'no'}", flush=True)
     fit = [p.devices for p in rows if p.fits]
     print(f"smallest that fits: {min(fit)} device(s)" if fit else "none of these fits")
     for name, (n, tok) in rent(rows, c, tc, lcfg).items():
-        print(f"{name:>10s}: " + (f"{n} device(s), {tok:,.0f} tokens/s at 40% MFU" if n else f"more than {max(p.devices for p in rows)}"))
+        print(f"{name:>10s}: " + (f"{n} device(s), {tok:,.0f} tokens/s at 40% MFU" if n
+                                  else f"more than {max(p.devices for p in rows)}"))
     return rows
 
 # %% ../nbs/09_cli.ipynb #506b2976
@@ -412,7 +517,8 @@ def exact_match_score(tr, tok, rows:list, max_new_tokens:int=24) -> tuple:
 def plot_losses(history:list, path) -> Path:
     "Training and held-out loss per step as a PNG."
     import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
-    tr = [(r['step'], r['loss']) for r in history if 'loss' in r]; ev = [(r['step'], r['eval_loss']) for r in history if 'eval_loss' in r]
+    tr = [(r['step'], r['loss']) for r in history if 'loss' in r]
+    ev = [(r['step'], r['eval_loss']) for r in history if 'eval_loss' in r]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     if tr: ax.plot(*zip(*tr), label='train loss (per token)')
     if ev: ax.plot(*zip(*ev), 'o-', label='held-out loss')
@@ -423,38 +529,50 @@ def plot_losses(history:list, path) -> Path:
 def cmd_demo(args) -> dict:
     "`felafax_lit demo`: exact match before, QLoRA fine-tuning, exact match after, exports."
     t0 = time.time(); tr, tok, train, held, rows = make_trainer(args); t = {'load': time.time() - t0}
-    print(f"model {tr.config.num_hidden_layers} layers, {args.train_type}; {len(train)} training examples, {len(rows)} held out")
-    t1 = time.time(); before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens); print(f"exact match before: {before:.3f}")
+    print(f"model {tr.config.num_hidden_layers} layers, {args.train_type}; {len(train)} training examples, "
+          f"{len(rows)} held out")
+    t1 = time.time(); before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens)
+    print(f"exact match before: {before:.3f}")
     t2 = time.time(); hist = tr.fit(train, held); ev = [r['eval_loss'] for r in hist if 'eval_loss' in r]
     t3 = time.time(); after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
-    t4 = time.time(); out = Path(args.output_dir); paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir())
-    first = next((r['elapsed_s'] for r in hist if 'loss' in r), 0.0)   # seconds from the start of fit to the first step's end
-    t.update(generate=(t2 - t1) + (t4 - t3), first_step_done_at=t2 - t0 + first, train=t3 - t2, exports=time.time() - t4)
-    paths['loss_curve'] = plot_losses(hist, out/'loss.png'); paths['metrics'] = out/'metrics.csv'; paths['prompts'] = out/'held_out.jsonl'
-    paths['prompts'].write_text(''.join(json.dumps({'instruction': r['instruction'], 'input': r['input']}) + '\n' for r in rows[:4]))
+    t4 = time.time(); out = Path(args.output_dir)
+    paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir())
+    # seconds from the start of fit to the first step's end
+    first = next((r['elapsed_s'] for r in hist if 'loss' in r), 0.0)
+    t.update(generate=(t2 - t1) + (t4 - t3), first_step_done_at=t2 - t0 + first, train=t3 - t2,
+             exports=time.time() - t4)
+    paths['loss_curve'] = plot_losses(hist, out/'loss.png')
+    paths['metrics'] = out/'metrics.csv'; paths['prompts'] = out/'held_out.jsonl'
+    paths['prompts'].write_text(''.join(json.dumps({'instruction': r['instruction'], 'input': r['input']}) + '\n'
+                                        for r in rows[:4]))
     res = dict(exact_match_before=before, exact_match_after=after, eval_loss_before=ev[0], eval_loss_after=ev[-1],
                train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in hist if 'tokens_per_s' in r][1:] or [0])),
                wall_s=time.time() - t0, seconds=t)
-    (out/'demo_results.json').write_text(json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
+    (out/'demo_results.json').write_text(
+        json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
     _report(res, paths, rows, preds); return {**res, **paths, 'history': hist}
 
 # %% ../nbs/09_cli.ipynb #11305a92
 def _report(res, paths, rows, preds):
-    print(f"\nheld-out exact match: {res['exact_match_before']:.3f} -> {res['exact_match_after']:.3f} ({len(rows)} prompts)")
+    print(f"\nheld-out exact match: {res['exact_match_before']:.3f} -> {res['exact_match_after']:.3f} "
+          f"({len(rows)} prompts)")
     print(f"held-out loss per token: {res['eval_loss_before']:.4f} -> {res['eval_loss_after']:.4f}")
     for r, p in list(zip(rows, preds))[:3]: print(f"  {r['input']!r} -> {p!r} (want {r['output']!r})")
     print(f"train step: {res['train_tokens_per_s']:.0f} tokens/s (median); wall time {res['wall_s']:.0f} s")
-    t = res['seconds']; print(f"  loading {t['load']:.0f} s, first optimizer step done at {t['first_step_done_at']:.0f} s, training "
-                              f"(with held-out losses) {t['train']:.0f} s, generation {t['generate']:.0f} s, exports {t['exports']:.0f} s")
+    t = res['seconds']
+    print(f"  loading {t['load']:.0f} s, first optimizer step done at {t['first_step_done_at']:.0f} s, training "
+          f"(with held-out losses) {t['train']:.0f} s, generation {t['generate']:.0f} s, exports {t['exports']:.0f} s")
     for k, v in paths.items(): print(f"{k}: {v}")
-    print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} --prompts {shlex.quote(str(paths['prompts']))}")
+    print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} "
+          f"--prompts {shlex.quote(str(paths['prompts']))}")
 
 # %% ../nbs/09_cli.ipynb #7b7546a1
 def check_model(path, context_length:int|None=None) -> LlamaConfig:
     "The config of HF model directory `path`, its weight files checked, and `context_length` against its positions."
     c = LlamaConfig.from_pretrained(path); model_shards(path)
     if context_length and context_length > c.max_position_embeddings:
-        raise ValueError(f"--context_length {context_length} is longer than {path}'s max_position_embeddings {c.max_position_embeddings}")
+        raise ValueError(f"--context_length {context_length} is longer than {path}'s max_position_embeddings "
+                         f"{c.max_position_embeddings}")
     return c
 
 @functools.lru_cache(maxsize=2)
@@ -469,9 +587,11 @@ def tokenizer(path):
 def check_tokenizer(path, c:LlamaConfig):
     "The tokenizer of model directory `path`, checked to have no more tokens than the model's vocabulary."
     try: tok = tokenizer(path)
-    except Exception as e: raise ValueError(f"{path}: cannot load its tokenizer ({type(e).__name__}: {_first_line(e)})") from None
+    except Exception as e:
+        raise ValueError(f"{path}: cannot load its tokenizer ({type(e).__name__}: {_first_line(e)})") from None
     if len(tok) > c.vocab_size:
-        raise ValueError(f"{path}: the tokenizer has {len(tok)} tokens, more than the model's vocab_size {c.vocab_size}")
+        raise ValueError(f"{path}: the tokenizer has {len(tok)} tokens, more than the model's vocab_size "
+                         f"{c.vocab_size}")
     return tok
 
 def check_adapter(path) -> dict:
@@ -506,13 +626,16 @@ def validate(args):
         if (pkg := _LOG_PACKAGES.get(args.log_to)) and importlib.util.find_spec(pkg) is None:
             raise ValueError(f"--log_to {args.log_to} needs the {pkg} package: pip install {pkg}")
         if args.command == 'demo' and not (is_task(args.dataset) and args.eval_size > 0):
-            raise DataError("the demo needs a synthetic task (--dataset sort, reverse or sort,reverse) and --eval_size > 0")
-        for sub, mark in (('adapter', 'adapter_config.json'), ('merged', 'config.json')): check_replaceable(Path(args.output_dir)/sub, mark)
+            raise DataError("the demo needs a synthetic task (--dataset sort, reverse or sort,reverse) "
+                            "and --eval_size > 0")
+        for sub, mark in (('adapter', 'adapter_config.json'), ('merged', 'config.json')):
+            check_replaceable(Path(args.output_dir)/sub, mark)
         model = Path(args.model) if args.model else real_model_dir()
         check_tokenizer(model, check_model(model, args.context_length))
     elif args.command == 'export':
         model = Path(args.model) if args.model else real_model_dir(); check_model(model)
-        check_adapter_base(args.adapter, model, args.allow_other_base); check_replaceable(args.output_dir, 'config.json')
+        check_adapter_base(args.adapter, model, args.allow_other_base)
+        check_replaceable(args.output_dir, 'config.json')
     elif args.command == 'generate':
         if not 0 < args.top_p <= 1: raise ValueError(f"--top_p must be in (0, 1], got {args.top_p}")
         read_prompts(args); model = Path(args.model) if args.model else real_model_dir()
@@ -537,4 +660,5 @@ def main(argv:list|None=None) -> int:
     except Exception as e:
         if os.environ.get('FELAFAX_DEBUG'): raise
         known = isinstance(e, (ValueError, OSError, KeyError))   # DataError, TrainError, UsageError are ValueErrors
-        print(f"felafax_lit: error: {'' if known else type(e).__name__ + ': '}{_first_line(e)}", file=sys.stderr); return 1
+        print(f"felafax_lit: error: {'' if known else type(e).__name__ + ': '}{_first_line(e)}", file=sys.stderr)
+        return 1
