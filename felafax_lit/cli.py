@@ -147,7 +147,7 @@ def _run_args(p, output_dir='felafax_output', **d):
 
 # %% ../nbs/09_cli.ipynb #38181b2c
 DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, max_steps=60, lr=2e-3, lora_rank=16,
-            lora_alpha=32.0, backend='torch')
+            lora_alpha=32.0, backend='jax')
 
 class UsageError(ValueError): "A command line argparse cannot parse."
 
@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument('--max_new_tokens', type=int, default=24,
                    help="tokens generated per held-out prompt (default: %(default)s)")
     d.add_argument('--backend', default=DEMO['backend'], choices=('jax', 'torch'),
-                   help="the trainer: torch (fastest on a CPU) or jax (default: %(default)s)")
+                   help="the trainer: jax or torch (default: %(default)s)")
     d.set_defaults(lora_rank=DEMO['lora_rank'], lora_alpha=DEMO['lora_alpha'])
     return p
 
