@@ -290,7 +290,7 @@ def check_backend(args):
 
 # %% ../nbs/09_cli.ipynb #032061ee
 def make_trainer(args):
-    "(Trainer of `--backend`, tokenizer, train data, held-out data, held-out rows) from parsed options, in this process."
+    "(Trainer of `--backend`, tokenizer, train data, held-out data, held-out rows) from parsed options."
     from felafax_lit.core import writable_dir, TrainError
     check_backend(args); tc, model = train_config(args), Path(args.model) if args.model else real_model_dir()
     lora = lora_config(args); writable_dir(args.output_dir)
