@@ -21,6 +21,7 @@ py_versions = '3.10 3.11 3.12 3.13'.split()
 
 requirements = shlex.split(cfg.get('requirements', ''))
 dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
+bench_requirements = shlex.split(cfg.get('bench_requirements', ''))   # torchtune, the benchmark's second peer
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 min_python = cfg['min_python']
 
@@ -37,7 +38,7 @@ setuptools.setup(
     include_package_data = True,
     package_data = {'felafax_lit': ['seed_tasks/*']},
     install_requires = requirements,
-    extras_require={ 'dev': dev_requirements },
+    extras_require={ 'dev': dev_requirements, 'bench': bench_requirements },
     dependency_links = cfg.get('dep_links','').split(),
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),

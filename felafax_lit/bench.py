@@ -4,7 +4,8 @@
 
 # %% ../nbs/10_benchmarks.ipynb #36b993f8
 from __future__ import annotations
-import argparse, json, os, resource, subprocess, sys, time
+import argparse, importlib.util, json, math, os, resource, subprocess, sys, time
+from types import SimpleNamespace
 from fastcore.script import call_parse
 from dataclasses import dataclass, asdict
 from pathlib import Path
@@ -14,17 +15,20 @@ from .training import TrainConfig, run_fresh
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, make_task_dataset, seed_tasks_path
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels',
-           'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table', 'padded_batches',
-           'epoch_worker', 'epoch_worker_fresh', 'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans',
-           'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'report', 'main']
+__all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'BenchConfig',
+           'synthetic_instructions', 'bench_dataset', 'hf_labels', 'worker', 'in_fresh_process', 'run_worker',
+           'run_benchmark', 'summarize', 'table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh',
+           'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans', 'memory_plans', 'machine_info',
+           'random_model_dir', 'epoch_table', 'report', 'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
     'peft_lora': ('peft', 'lora', None), 'peft_qlora': ('peft', 'qlora', None), 'peft_hqq': ('peft', 'hqq_lora', None),
     'torch_lora': ('torch', 'lora', 'peft_lora'), 'torch_qlora': ('torch', 'qlora', 'peft_qlora'),
     'torch_hqq_lora': ('torch', 'hqq_lora', 'peft_hqq'), 'jax_lora': ('jax', 'lora', 'peft_lora'),
-    'jax_qlora': ('jax', 'qlora', 'peft_qlora')}
+    'jax_qlora': ('jax', 'qlora', 'peft_qlora'),
+    'torchtune_lora': ('torchtune', 'lora', None), 'torchtune_qlora': ('torchtune', 'qlora', None)}
+TORCHTUNE_PEERS = {'torch_lora': 'torchtune_lora', 'torch_qlora': 'torchtune_qlora'}   # ours: its torchtune system
 CEILINGS = ('torch_matmul', 'jax_matmul')   # bf16 matmul FLOP rate of each framework, measured in the same run
 
 @dataclass
@@ -35,7 +39,7 @@ class BenchConfig:
     steps:int=6; warmup:int=2 # timed steps after untimed ones (JAX compiles in its first)
     lr:float=1e-4; seed:int=0
     data:str='seed' # 'seed': the Alpaca seed tasks if found, else synthetic instructions; or a dataset file
-    compile:bool=True # our PyTorch systems compile their decoder layers (during the untimed warmup steps)
+    compile:bool=True # our PyTorch systems and torchtune compile their decoder layers (in the untimed warmup steps)
 
 # %% ../nbs/10_benchmarks.ipynb #6e403e6d
 WORDS = ('apple river stone light paper dream horse ocean table garden music winter silver forest window bread cloud '
@@ -77,11 +81,22 @@ def _hqq_quantize(m, group_size:int=64):
                 setattr(mod, name, HQQLinear(ch, qc, compute_dtype=torch.bfloat16, device='cpu'))
     return m
 
+def _peft_beside_old_torchao():
+    ("PEFT (0.21) refuses to wrap any layer while a torchao older than 0.16 is installed, which torchtune's "
+     "`bench` extra needs; no PEFT baseline here holds torchao tensors, so PEFT is told that torchao is absent.")
+    import importlib, peft.import_utils as iu
+    try: iu.is_torchao_available(); return
+    except ImportError: pass
+    for name in ('peft.import_utils', 'peft.tuners.lora.torchao', 'peft.utils.quantization_utils'):
+        mod = importlib.import_module(name)
+        if hasattr(mod, 'is_torchao_available'): mod.is_torchao_available = lambda: False
+
 def _peft_model(md, train_type:str, cfg:BenchConfig):
     "HF model + PEFT LoRA the usual way: bf16, bitsandbytes NF4 (double quant, bf16 storage), or HQQ 4-bit g64."
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     from peft import LoraConfig, get_peft_model
+    _peft_beside_old_torchao()
     q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,
                            bnb_4bit_compute_dtype=torch.bfloat16,
                            bnb_4bit_quant_storage=torch.bfloat16) if train_type == 'qlora' else None
@@ -120,6 +135,88 @@ def _ours(framework:str, train_type:str, md, cfg:BenchConfig, ds, **tc_kw):
                          log_steps=10**6, **tc_kw)
     return mod.Trainer(md, tc, LoRAConfig(rank=cfg.rank, alpha=cfg.alpha))
 
+# %% ../nbs/10_benchmarks.ipynb #b011cb0b
+TORCHTUNE_INSTALL = 'pip install "felafax_lit[bench]"'
+
+def _torchtune():
+    "The torchtune and torchao pieces used here, or a one-line `ImportError` that says how to install them."
+    try:
+        from torchtune import training
+        from torchtune.models.llama3_2._component_builders import lora_llama3_2
+        from torchtune.models.convert_weights import hf_to_tune
+        from torchtune.modules.peft import LoRALinear, get_adapter_params, set_trainable_params
+        from torchao.dtypes.nf4tensor import to_nf4
+    except Exception as e:   # not installed, or beside a torchao it cannot import
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ImportError(f"the torchtune systems need torchtune 0.6.1 with torchao 0.13-0.15 ({why}); "
+                          f"install them with: {TORCHTUNE_INSTALL}") from None
+    return SimpleNamespace(training=training, lora_llama3_2=lora_llama3_2, hf_to_tune=hf_to_tune, LoRALinear=LoRALinear,
+                           get_adapter_params=get_adapter_params, set_trainable_params=set_trainable_params,
+                           to_nf4=to_nf4)
+
+def _torchtune_nf4(model, tt, block_size:int=64, scaler_block_size:int=64):
+    ("Quantize the frozen base of every `LoRALinear` to NF4 as `LoRALinear(quantize_base=True)` does, "
+     "with scales quantized in blocks of `scaler_block_size` (or the largest power of two dividing the block count).")
+    import torch
+    for m in model.modules():
+        if isinstance(m, tt.LoRALinear) and not m._quantize_base:
+            w = m.weight.detach(); sb = math.gcd(w.numel() // block_size, scaler_block_size)
+            nf4 = tt.to_nf4(w, block_size=block_size, scaler_block_size=sb)
+            m.weight = torch.nn.Parameter(nf4, requires_grad=False)
+            m._quantize_base = True
+    return model
+
+def _torchtune_model(md, train_type:str, cfg:BenchConfig):
+    ("torchtune's LoRA Llama (`lora_llama3_2`) of the HF model in `md`: bf16, HF weights through `hf_to_tune`, "
+     "base frozen; an NF4 base for 'qlora'; decoder layers compiled if `cfg.compile`.")
+    import torch
+    from safetensors.torch import load_file
+    if train_type not in ('lora', 'qlora'):
+        raise ValueError(f"torchtune systems run 'lora' or 'qlora', not {train_type!r}")
+    tt, c = _torchtune(), LlamaConfig.from_pretrained(md); rs = c.rope_scaling
+    if c.head_dim * c.num_attention_heads != c.hidden_size:
+        raise ValueError(f"torchtune's lora_llama3_2 needs head_dim = hidden_size / num_attention_heads, "
+                         f"got {c.head_dim}")
+    if rs and (rs.rope_type, rs.low_freq_factor, rs.high_freq_factor, rs.original_max_position_embeddings) != (
+            'llama3', 1.0, 4.0, 8192):
+        raise ValueError(f"torchtune's lora_llama3_2 rescales RoPE only as Llama 3.1 does, not as {rs}")
+    dev = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    with tt.training.set_default_dtype(torch.bfloat16), dev:   # what the recipe does: its default dtype is bf16
+        m = tt.lora_llama3_2(['q_proj', 'k_proj', 'v_proj', 'output_proj'], apply_lora_to_mlp=True,
+                             apply_lora_to_output=False, vocab_size=c.vocab_size, num_layers=c.num_hidden_layers,
+                             num_heads=c.num_attention_heads, num_kv_heads=c.num_key_value_heads,
+                             embed_dim=c.hidden_size, max_seq_len=c.max_position_embeddings,
+                             intermediate_dim=c.intermediate_size, attn_dropout=0.0, norm_eps=c.rms_norm_eps,
+                             rope_base=c.rope_theta, scale_factor=rs.factor if rs else 1, lora_rank=cfg.rank,
+                             lora_alpha=cfg.alpha, lora_dropout=0.0, use_dora=False, quantize_base=False,
+                             tie_word_embeddings=c.tie_word_embeddings)
+    sd = {}
+    for f in sorted(Path(md).glob('*.safetensors')): sd.update(load_file(str(f)))
+    sd = tt.hf_to_tune(sd, num_heads=c.num_attention_heads, num_kv_heads=c.num_key_value_heads, dim=c.hidden_size)
+    if c.tie_word_embeddings: sd.pop('output.weight', None)   # the TiedLinear head reads tok_embeddings.weight
+    missing, unexpected = m.load_state_dict(sd, strict=False); del sd
+    if bad := [k for k in missing if '.lora_' not in k] + list(unexpected):
+        raise ValueError(f"torchtune's model and the weights in {md} do not match: {bad[:6]}")
+    tt.set_trainable_params(m, tt.get_adapter_params(m))
+    if train_type == 'qlora': _torchtune_nf4(m, tt)
+    if cfg.compile: tt.training.compile_model(m, verbose=False)
+    return m
+
+def _torchtune_steps(model, batches, cfg:BenchConfig) -> list:
+    "(seconds, tokens, loss) of one step per batch, as torchtune's LoRA recipe: forward, CE, backward, clip, AdamW."
+    import torch
+    dev = model.tok_embeddings.weight.device; sync = torch.cuda.synchronize if dev.type == 'cuda' else lambda: None
+    params = [p for p in model.parameters() if p.requires_grad]; opt = torch.optim.AdamW(params, lr=cfg.lr)
+    loss_fn, out = torch.nn.CrossEntropyLoss(ignore_index=-100), []
+    model.train()
+    for b in batches:
+        t0 = time.perf_counter(); x = torch.from_numpy(b['tokens']).long().to(dev); lab = hf_labels(b).to(dev)
+        lab = torch.hstack((lab[:, 1:], torch.full_like(lab[:, :1], -100)))   # the recipe's shift: logits t score t+1
+        logits = model(x); loss = loss_fn(logits.reshape(-1, logits.size(-1)), lab.reshape(-1)); del logits
+        loss.backward(); torch.nn.utils.clip_grad_norm_(params, 1.0); opt.step(); opt.zero_grad(set_to_none=True)
+        sync(); out.append((time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), float(loss)))
+    return out
+
 # %% ../nbs/10_benchmarks.ipynb #5ba669ee
 def _peak_rss() -> int:
     "Peak resident memory of this process in bytes."
@@ -142,13 +239,16 @@ def _matmul(framework:str, n:int=2048, reps:int=12) -> float:
 def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     "Run one system here; its per-step seconds, tokens and losses, load time and peak RSS."
     if system in CEILINGS: return {'system': system, 'flops': _matmul(system.split('_')[0]), 'peak_rss': _peak_rss()}
+    fw, tt, _ = SYSTEMS[system]
+    if fw == 'torchtune': _torchtune()   # not installed: say so before loading anything
     from transformers import AutoTokenizer
-    fw, tt, _ = SYSTEMS[system]; md = Path(model_dir or real_model_dir()); t0 = time.time()
+    md = Path(model_dir or real_model_dir()); t0 = time.time()
     ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data); n = cfg.warmup + cfg.steps
-    if fw == 'peft':
-        model = _peft_model(md, tt, cfg); load = time.time() - t0
+    if fw in ('peft', 'torchtune'):
+        build, run = (_peft_model, _peft_steps) if fw == 'peft' else (_torchtune_model, _torchtune_steps)
+        model = build(md, tt, cfg); load = time.time() - t0
         ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
-        steps = _peft_steps(model, [next(ld) for _ in range(n)], cfg)
+        steps = run(model, [next(ld) for _ in range(n)], cfg)
     else:
         tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **({'compile': cfg.compile} if fw == 'torch' else {}))
         load = time.time() - t0
@@ -196,7 +296,7 @@ def run_benchmark(systems=None, # names in SYSTEMS (default: all)
 
 # %% ../nbs/10_benchmarks.ipynb #c27987db
 def summarize(results:list, cfg:BenchConfig, config:LlamaConfig) -> list:
-    ("Per system: median tokens/s, ratio to its PEFT baseline, peak RSS, "
+    ("Per system: median tokens/s, ratio to its PEFT baseline (and of ours to its torchtune peer), peak RSS, "
      "4N and 6N FLOP rates and their share of the ceiling.")
     by = lambda s, k: [r[k] for r in results if r['system'] == s and k in r]
     ceil = {s.split('_')[0]: float(np.median(by(s, 'flops'))) for s in CEILINGS if by(s, 'flops')}
@@ -205,20 +305,22 @@ def summarize(results:list, cfg:BenchConfig, config:LlamaConfig) -> list:
     tps = {s: float(np.median(by(s, 'tokens_per_s'))) for s in SYSTEMS if by(s, 'tokens_per_s')}
     rows = []
     for s, v in tps.items():
-        fw, tt, base = SYSTEMS[s]; c = ceil.get('jax' if fw == 'jax' else 'torch')
+        fw, tt, base = SYSTEMS[s]; c = ceil.get('jax' if fw == 'jax' else 'torch'); peer = TORCHTUNE_PEERS.get(s)
         rows.append(dict(system=s, train_type=tt, tokens_per_s=v, ratio=v / tps[base] if base in tps else None,
+                         vs_torchtune=v / tps[peer] if peer in tps else None,
                          peak_rss_gib=float(np.median(by(s, 'peak_rss'))) / 2**30,
                          tflops_4n=v * f4 / 1e12, tflops_6n=v * f6 / 1e12,
                          of_ceiling=v * f4 / c if c else None, runs=len(by(s, 'tokens_per_s'))))
     return rows
 
 def table(rows:list, ceil:dict|None=None) -> str:
-    "The summary as a text table."
-    head = (f"{'system':16s} {'tokens/s':>9s} {'vs PEFT':>8s} {'peak RSS':>9s} {'4N TFLOP/s':>11s} {'6N TFLOP/s':>11s} "
-            f"{'4N/ceiling':>11s}")
-    fmt = lambda r: (f"{r['system']:16s} {r['tokens_per_s']:9.0f} "
-                     f"{(format(r['ratio'], '.2f') + 'x') if r['ratio'] else '':>8s} "
-                     f"{r['peak_rss_gib']:7.2f}GB {r['tflops_4n']:11.3f} {r['tflops_6n']:11.3f} "
+    "The summary as a text table; a `vs torchtune` column when a row has its torchtune peer's ratio."
+    tt = any(r.get('vs_torchtune') for r in rows); x = lambda v, w: f"{(format(v, '.2f') + 'x') if v else '':>{w}s}"
+    head = (f"{'system':16s} {'tokens/s':>9s} {'vs PEFT':>8s} " + (f"{'vs torchtune':>12s} " if tt else '')
+            + f"{'peak RSS':>9s} {'4N TFLOP/s':>11s} {'6N TFLOP/s':>11s} {'4N/ceiling':>11s}")
+    fmt = lambda r: (f"{r['system']:16s} {r['tokens_per_s']:9.0f} {x(r['ratio'], 8)} "
+                     + (f"{x(r.get('vs_torchtune'), 12)} " if tt else '')
+                     + f"{r['peak_rss_gib']:7.2f}GB {r['tflops_4n']:11.3f} {r['tflops_6n']:11.3f} "
                      f"{(format(100 * r['of_ceiling'], '.1f') + '%') if r['of_ceiling'] else '':>11s}")
     return '\n'.join([head, *map(fmt, rows)])
 
@@ -286,13 +388,15 @@ def plot_summary(rows:list, path) -> Path:
     "Tokens/s and peak RSS by system, one PNG."
     import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
     names = [r['system'] for r in rows]
-    col = ['#999999' if r['system'].startswith('peft') else '#1f77b4' if r['system'].startswith('torch') else '#ff7f0e'
-           for r in rows]
+    colors = {'peft': '#999999', 'torch': '#1f77b4', 'jax': '#ff7f0e', 'torchtune': '#2ca02c'}
+    col = [colors[SYSTEMS[r['system']][0]] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
     _bar(a, names, [r['tokens_per_s'] for r in rows], lambda v: f'{v:.0f}', col); a.set_xlabel('tokens/s (median)')
     _bar(b, names, [r['peak_rss_gib'] for r in rows], lambda v: f'{v:.2f}', col); b.set_xlabel('peak RSS (GiB)')
     b.set_yticklabels([])
-    fig.suptitle('grey: PEFT, blue: felafax_lit PyTorch, orange: felafax_lit JAX', fontsize=9); fig.tight_layout()
+    fig.suptitle('grey: PEFT, blue: felafax_lit PyTorch, orange: felafax_lit JAX'
+                 + (', green: torchtune' if any(SYSTEMS[n][0] == 'torchtune' for n in names) else ''), fontsize=9)
+    fig.tight_layout()
     fig.savefig(path, dpi=110); plt.close(fig); return Path(path)
 
 def plot_curves(curves:dict, path) -> Path:
@@ -343,13 +447,17 @@ def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), device
 def machine_info() -> dict:
     "CPU, cores, accelerator and library versions, for the results file."
     import platform, torch, jax, transformers, peft
+    from importlib.metadata import version, PackageNotFoundError
+    def ver(p):
+        try: return version(p)
+        except PackageNotFoundError: return None
     cpu = (next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')),
                 platform.processor()) if os.path.exists('/proc/cpuinfo') else platform.processor())
     return {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu, 'cores': os.cpu_count(),
             'gpu': torch.cuda.get_device_name() if torch.cuda.is_available() else None,
             'torch_isa': torch.backends.cpu.get_cpu_capability(),
             'torch': torch.__version__, 'jax': jax.__version__, 'transformers': transformers.__version__,
-            'peft': peft.__version__}
+            'peft': peft.__version__, 'torchtune': ver('torchtune'), 'torchao': ver('torchao')}
 
 def random_model_dir(preset_name:str, path) -> Path:
     "An HF directory of a preset's shape with random bf16 weights (for GPU benchmarks of models we cannot download)."
@@ -387,7 +495,8 @@ def report(res:dict, out) -> str:
             if any(r['system'] == s for r in rs)}
     m = res['machine']
     txt = [f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, torch ISA {m['torch_isa']}, GPU {m['gpu']}); "
-           f"torch {m['torch']}, jax {m['jax']}, transformers {m['transformers']}, peft {m['peft']}.", '',
+           f"torch {m['torch']}, jax {m['jax']}, transformers {m['transformers']}, peft {m['peft']}"
+           + (f", torchtune {m['torchtune']}, torchao {m.get('torchao')}." if m.get('torchtune') else '.'), '',
            f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, {max(r['runs'] for r in rows)} rounds; "
            + ', '.join(f"{k} bf16 matmul ceiling {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),
            '', '```', table(rows), '```']
@@ -407,12 +516,14 @@ def main(out:str='bench_results', # output directory
          preset:str='',
          epochs:bool=True, curves:bool=True, plans:bool=True): # the extra parts
     "Run the benchmarks and write results, tables and plots into `out`."
-    o = Path(out); o.mkdir(parents=True, exist_ok=True)
+    o = Path(out); o.mkdir(parents=True, exist_ok=True); has_tt = importlib.util.find_spec('torchtune') is not None
+    if not (systems or has_tt): print(f"torchtune is not installed: its systems are left out ({TORCHTUNE_INSTALL})")
     cfg = BenchConfig(batch_size, context_length, rank, 2.0 * rank, steps, warmup)
     md = random_model_dir(preset, o/f'random-{preset}') if preset else real_model_dir()
     res = {'machine': machine_info(), 'config': asdict(cfg), 'model_dir': str(md)}
     save = lambda: (o/'results.json').write_text(json.dumps(res, indent=1))
-    res['systems'] = run_benchmark(systems.split(',') if systems else None, repeats, cfg, md, o/'systems.json'); save()
+    names = systems.split(',') if systems else [s for s, v in SYSTEMS.items() if v[0] != 'torchtune' or has_tt]
+    res['systems'] = run_benchmark(names, repeats, cfg, md, o/'systems.json'); save()
     parts = {'epochs': lambda: [
                  epoch_worker_fresh(k, d, BenchConfig(rank=rank, alpha=2.0 * rank, context_length=512), md)
                  for d, kinds in (('seed', ('packed', 'padded')), ('synthetic', ('padded', 'packed'))) for k in kinds],
