@@ -4,7 +4,8 @@
 
 # %% ../nbs/10_benchmarks.ipynb #36b993f8
 from __future__ import annotations
-import argparse, importlib.util, json, math, os, resource, subprocess, sys, time
+import importlib.util, json, math, os, resource, subprocess, sys, time
+from contextlib import contextmanager
 from types import SimpleNamespace
 from fastcore.script import call_parse
 from dataclasses import dataclass, asdict
@@ -12,14 +13,16 @@ from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES
 from .training import TrainConfig, run_fresh
-from .data import Loader, TokenDataset, read_dataset, tokenize_rows, make_task_dataset, seed_tasks_path
+from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'BenchConfig',
-           'synthetic_instructions', 'bench_dataset', 'hf_labels', 'worker', 'in_fresh_process', 'run_worker',
-           'run_benchmark', 'summarize', 'table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh',
-           'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans', 'memory_plans', 'machine_info',
-           'random_model_dir', 'epoch_table', 'report', 'main']
+__all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PROFILED', 'PROFILE_KINDS',
+           'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels', 'worker', 'in_fresh_process',
+           'run_worker', 'run_benchmark', 'summarize', 'table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh',
+           'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh', 'dataset_table', 'profile_worker',
+           'profile_table', 'profile_fresh', 'demo_run', 'demo_table', 'same_init_curves', 'plot_summary',
+           'plot_curves', 'plot_plans', 'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'report',
+           'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -46,7 +49,7 @@ WORDS = ('apple river stone light paper dream horse ocean table garden music win
          'mountain letter candle bridge summer orange rocket pencil '
          'mirror island engine castle violin tiger planet').split()
 
-def synthetic_instructions(n:int, seed:int=0) -> list:
+def synthetic_instructions(n:int, seed:int=0, words=WORDS) -> list:
     ("`n` Alpaca rows (reverse, upper-case or sort a list of words) "
      "with a long-tailed number of words (median ~25, up to 300).")
     rng, rows = np.random.default_rng(seed), []
@@ -54,7 +57,7 @@ def synthetic_instructions(n:int, seed:int=0) -> list:
            ('Write these words in upper case.', lambda w: [x.upper() for x in w]),
            ('Sort these words alphabetically.', sorted))
     for _ in range(n):
-        w = [str(x) for x in rng.choice(WORDS, int(np.clip(rng.lognormal(3.2, 0.8), 3, 300)))]
+        w = [str(x) for x in rng.choice(words, int(np.clip(rng.lognormal(3.2, 0.8), 3, 300)))]
         ins, f = ops[int(rng.integers(3))]
         rows.append({'instruction': ins, 'input': ' '.join(w), 'output': ' '.join(f(w))})
     return rows
@@ -360,6 +363,159 @@ def epoch_worker_fresh(kind:str, data:str='seed', cfg:BenchConfig=BenchConfig(co
     "`epoch_worker` in a fresh Python process."
     return in_fresh_process('epoch_worker', kind, data, cfg=cfg, model_dir=model_dir, timeout=timeout)
 
+# %% ../nbs/10_benchmarks.ipynb #5a973d9f
+def write_parquet(path, gb:float, seed:int=0, rows_per_group:int=20_000, model_dir=None) -> dict:
+    ("An Alpaca-format parquet file of about `gb` GB of synthetic instructions over words of the real tokenizer's "
+     "vocabulary; its rows and bytes.")
+    import pyarrow as pa, pyarrow.parquet as pq
+    from transformers import AutoTokenizer
+    voc = AutoTokenizer.from_pretrained(model_dir or real_model_dir()).get_vocab()
+    words = sorted(w[1:] for w in voc if w.startswith('\u0120') and w[1:].isalpha() and w[1:].islower() and len(w) > 3)
+    p, n, k = Path(path), 0, 0; writer = None
+    try:
+        while n == 0 or p.stat().st_size < gb * 1e9:
+            t = pa.Table.from_pylist(synthetic_instructions(rows_per_group, seed=seed + k, words=np.array(words)))
+            k += 1
+            writer = writer or pq.ParquetWriter(str(p), t.schema)
+            writer.write_table(t); n += len(t)
+    finally:
+        if writer: writer.close()
+    return {'rows': n, 'file_bytes': p.stat().st_size}
+
+def _rss_parts() -> dict:
+    "Resident memory of this process now: anonymous (heap, arrays) and file-backed (memory-mapped files), in bytes."
+    kb = {l.split(':')[0]: int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(('RssAnon', 'RssFile'))}
+    return {'anon': kb.get('RssAnon', 0) * 1024, 'file': kb.get('RssFile', 0) * 1024}
+
+@contextmanager
+def peak_anon(every:float=0.2):
+    "Track the peak anonymous resident memory while the block runs (sampled); yields a dict with 'peak_anon'."
+    import threading
+    out, stop = {'peak_anon': _rss_parts()['anon']}, threading.Event()
+    def watch():
+        while not stop.wait(every): out['peak_anon'] = max(out['peak_anon'], _rss_parts()['anon'])
+    t = threading.Thread(target=watch, daemon=True); t.start()
+    try: yield out
+    finally: stop.set(); t.join(); out['peak_anon'] = max(out['peak_anon'], _rss_parts()['anon'])
+
+def dataset_memory(path, context_length:int=512, batch_size:int=8, model_dir=None) -> dict:
+    ("Load parquet file `path` as `felafax_lit train` does (a throwaway `datasets` cache), plan an epoch and fill "
+     "a batch; peak RSS (all, and anonymous only: without the memory-mapped Arrow pages) and seconds.")
+    import tempfile
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ['HF_DATASETS_CACHE'] = cache   # read when `datasets` is first imported, below
+        from transformers import AutoTokenizer
+        from .data import load_datasets
+        tok = AutoTokenizer.from_pretrained(model_dir or real_model_dir()); before = _peak_rss(); t0 = time.time()
+        with peak_anon() as pa:
+            ds = load_datasets(str(path), tok, context_length, on_bad_row='skip', batch_size=batch_size)[0]
+            t1 = time.time(); ld = Loader(ds, batch_size, context_length); b = next(iter(ld)); t2 = time.time()
+        return {'file_bytes': Path(path).stat().st_size, 'rows': len(ds.where), 'examples': len(ds),
+                'tokens': int(sum(len(x) for x in ds.ids)),
+                'token_bytes': int(sum(x.nbytes + m.nbytes for x, m in zip(ds.ids, ds.mask))),
+                'steps': ld.steps(0), 'batch_shape': list(b['tokens'].shape), 'load_s': t1 - t0, 'plan_s': t2 - t1,
+                'rss_before': before, 'peak_rss': _peak_rss(), 'peak_anon': pa['peak_anon'], 'end': _rss_parts()}
+
+def dataset_memory_fresh(gb:float, workdir, cfg:BenchConfig=BenchConfig(context_length=512), model_dir=None,
+                         rows_per_group:int=20_000) -> dict:
+    "Write a parquet file of `gb` GB in `workdir` and measure `dataset_memory` of it in a fresh Python process."
+    f = Path(workdir)/'alpaca.parquet'; made = write_parquet(f, gb, rows_per_group=rows_per_group, model_dir=model_dir)
+    try: return {**made, **in_fresh_process('_dataset_memory', str(f), cfg=cfg, model_dir=model_dir, timeout=7200)}
+    finally: f.unlink()
+
+def _dataset_memory(path, cfg:BenchConfig, model_dir=None) -> dict:
+    return dataset_memory(path, cfg.context_length, 8, model_dir)
+
+def dataset_table(d:dict) -> str:
+    "One line: the file, its rows and tokens, and the peak memory of loading it."
+    return (f"parquet {d['file_bytes'] / 1e9:.2f} GB, {d['rows']:,} rows, {d['tokens'] / 1e6:.0f}M tokens "
+            f"({d['token_bytes'] / 1e9:.2f} GB as int32 ids + int8 masks): peak RSS {d['peak_rss'] / 1e9:.2f} GB "
+            f"({d['peak_rss'] / d['file_bytes']:.2f}x the file; {d['rss_before'] / 1e9:.2f} GB before loading; "
+            f"anonymous memory at most {d['peak_anon'] / 1e9:.2f} GB, the rest memory-mapped Arrow pages), "
+            f"loaded in {d['load_s']:.0f} s, epoch planned and first batch filled in {d['plan_s']:.1f} s")
+
+# %% ../nbs/10_benchmarks.ipynb #2c94639a
+PROFILED = ('peft_lora', 'torch_lora', 'peft_qlora', 'torch_qlora')   # what the full run profiles
+PROFILE_KINDS = (   # (kind, substrings of the profiler's operator names), first match wins
+    ('attention', ('scaled_dot_product', 'flash_attention', 'efficient_attention', '_attention')),
+    ('dequantize', ('dequant', 'bitsandbytes', 'nf4', 'hqq', 'int4')),
+    ('matmul', ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm', 'aten::addbmm', 'aten::linear', 'aten::matmul',
+                'mkldnn', 'onednn')),
+    ('loss', ('log_softmax', 'nll_loss', 'cross_entropy')),
+    ('optimizer', ('_foreach', 'Optimizer.', 'adam', 'clip_grad')),
+    ('inductor', ('cpp_fused', 'CompiledFunction', 'Torch-Compiled', 'inductor', 'Compiled')))
+
+def _kind(name:str) -> str:
+    n = name.lower()
+    return next((k for k, subs in PROFILE_KINDS if any(s.lower() in n for s in subs)), 'other')
+
+def _profiled_kinds(prof, steps:int) -> dict:
+    "Milliseconds per step of each kind of work, from a profiler's per-operator self CPU times."
+    out = {k: 0.0 for k, _ in PROFILE_KINDS} | {'other': 0.0}
+    for e in prof.key_averages(): out[_kind(e.key)] += e.self_cpu_time_total / 1e3 / steps
+    return out
+
+def profile_worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None, steps:int=2) -> dict:
+    "`steps` profiled optimizer steps of a PyTorch system (PEFT or ours) after its untimed warmup; ms per step by kind."
+    from torch.profiler import profile, ProfilerActivity, schedule
+    from transformers import AutoTokenizer
+    fw, tt, _ = SYSTEMS[system]
+    if fw not in ('peft', 'torch'): raise ValueError(f"profiles are of PEFT and our PyTorch systems, not {system!r}")
+    md = Path(model_dir or real_model_dir())
+    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data)
+    ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
+    batches = [next(ld) for _ in range(cfg.warmup + steps)]
+    if fw == 'peft':
+        model = _peft_model(md, tt, cfg); _peft_steps(model, batches[:cfg.warmup], cfg); t0 = time.perf_counter()
+        with profile(activities=[ProfilerActivity.CPU]) as prof: _peft_steps(model, batches[cfg.warmup:], cfg)
+    else:
+        tr = _ours('torch', tt, md, cfg, ds, max_steps=cfg.warmup + steps, compile=cfg.compile); orig = tr._step
+        prof = profile(activities=[ProfilerActivity.CPU],
+                       schedule=schedule(wait=cfg.warmup - 1, warmup=1, active=steps, repeat=1))
+        def step(b, k, total):
+            if k == cfg.warmup: nonlocal t0; t0 = time.perf_counter()
+            r = orig(b, k, total); prof.step(); return r
+        t0 = None; tr._step = step
+        with prof: tr.fit(ds, progress=False)
+    wall = (time.perf_counter() - t0) / steps
+    return {'system': system, 'ms': _profiled_kinds(prof, steps), 'step_ms': 1e3 * wall}
+
+def profile_table(profiles:list) -> str:
+    "Milliseconds per step by kind of work, one column per profiled system."
+    kinds = [k for k, _ in PROFILE_KINDS] + ['other']
+    out = [f"{'ms per step':14s}" + ''.join(f"{p['system']:>16s}" for p in profiles)]
+    for k in kinds: out.append(f"{k:14s}" + ''.join(f"{p['ms'][k]:16.0f}" for p in profiles))
+    out.append(f"{'sum':14s}" + ''.join(f"{sum(p['ms'].values()):16.0f}" for p in profiles))
+    out.append(f"{'step (wall)':14s}" + ''.join(f"{p['step_ms']:16.0f}" for p in profiles))
+    return '\n'.join(out)
+
+def profile_fresh(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
+    "`profile_worker(system)` in a fresh Python process."
+    return in_fresh_process('profile_worker', system, cfg=cfg, model_dir=model_dir)
+
+# %% ../nbs/10_benchmarks.ipynb #ff180c17
+def _cli(*args, timeout:float=3600, env:dict|None=None) -> subprocess.CompletedProcess:
+    "`felafax_lit ARGS` in a fresh Python process (with `env` added to this one's environment)."
+    code = 'import sys; from felafax_lit.cli import main; sys.exit(main(sys.argv[1:]))'
+    return subprocess.run([sys.executable, '-c', code, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+def demo_run(out, *args) -> dict:
+    "`felafax_lit demo --output_dir out ARGS` in a fresh process; its results and the process's wall time."
+    t0 = time.time(); r = _cli('demo', '--output_dir', out, *args); wall = time.time() - t0
+    if r.returncode: raise RuntimeError(f"demo failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+    res = json.loads((Path(out)/'demo_results.json').read_text())
+    return {**res, 'process_wall_s': wall, 'args': list(map(str, args))}
+
+def demo_table(d:dict) -> str:
+    "The demo's figures in two lines."
+    s = d['seconds']
+    return (f"demo: exact match {d['exact_match_before']:.3f} -> {d['exact_match_after']:.3f}, {d['wall_s']:.0f} s "
+            f"({d['process_wall_s']:.0f} s with Python's start and imports); "
+            f"train {d['train_tokens_per_s']:.0f} tokens/s\n"
+            f"  loading {s['load']:.0f} s, first optimizer step done at {s['first_step_done_at']:.0f} s, training "
+            f"{s['train']:.0f} s, generation (before and after) {s['generate']:.0f} s, exports {s['exports']:.0f} s")
+
 # %% ../nbs/10_benchmarks.ipynb #ad77bf28
 def same_init_curves(model_dir=None, steps:int=20, cfg:BenchConfig=BenchConfig(batch_size=4, context_length=128),
                      data:str='seed', precision:str='fp32') -> dict:
@@ -431,11 +587,8 @@ def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), device
     out = []
     for m in models:
         for tt in ('lora', 'qlora'):
-            r = subprocess.run([sys.executable, '-c',
-                                'import sys; from felafax_lit.cli import main; sys.exit(main(sys.argv[1:]))',
-                                'plan', '--model', m, '--train_type', tt, '--devices', devices,
-                                '--batch_size', str(batch), '--context_length', str(seq)],
-                               capture_output=True, text=True, env={**os.environ, 'JAX_PLATFORMS': 'cpu'})
+            r = _cli('plan', '--model', m, '--train_type', tt, '--devices', devices, '--batch_size', batch,
+                     '--context_length', seq, env={'JAX_PLATFORMS': 'cpu'})
             if r.returncode: raise RuntimeError(f"plan {m} {tt} failed:\n{r.stderr[-2000:]}")
             for l in r.stdout.splitlines():
                 f = l.split()
@@ -501,7 +654,10 @@ def report(res:dict, out) -> str:
            + ', '.join(f"{k} bf16 matmul ceiling {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),
            '', '```', table(rows), '```']
     plot_summary(rows, o/'throughput_memory.png'); files = ['throughput_memory.png']
+    if res.get('profiles'): txt += ['', '```', profile_table(res['profiles']), '```']
+    if res.get('demo'): txt += ['', '```', *(f"{d['args'][1]}: " + demo_table(d) for d in res['demo']), '```']
     if res.get('epochs'): txt += ['', '```', epoch_table(res['epochs']), '```']
+    if res.get('dataset'): txt += ['', dataset_table(res['dataset'])]
     if res.get('curves'): plot_curves(res['curves'], o/'loss_curves.png'); files.append('loss_curves.png')
     if res.get('plans'): plot_plans(res['plans'], o/'memory_plan.png'); files.append('memory_plan.png')
     txt += ['', 'plots: ' + ', '.join(files)]; (o/'summary.md').write_text('\n'.join(txt) + '\n'); return '\n'.join(txt)
@@ -514,7 +670,8 @@ def main(out:str='bench_results', # output directory
          steps:int=6, warmup:int=2, batch_size:int=4, context_length:int=256, rank:int=16,
          # benchmark a preset's shape with random weights instead of SmolLM2-135M (e.g. llama3.1-8b on a GPU)
          preset:str='',
-         epochs:bool=True, curves:bool=True, plans:bool=True): # the extra parts
+         profiles:bool=True, demo:bool=True, epochs:bool=True, curves:bool=True, plans:bool=True, # extra parts
+         dataset_gb:float=0.0): # also measure the memory of loading a parquet file of this many GB (0: no)
     "Run the benchmarks and write results, tables and plots into `out`."
     o = Path(out); o.mkdir(parents=True, exist_ok=True); has_tt = importlib.util.find_spec('torchtune') is not None
     if not (systems or has_tt): print(f"torchtune is not installed: its systems are left out ({TORCHTUNE_INSTALL})")
@@ -524,11 +681,16 @@ def main(out:str='bench_results', # output directory
     save = lambda: (o/'results.json').write_text(json.dumps(res, indent=1))
     names = systems.split(',') if systems else [s for s, v in SYSTEMS.items() if v[0] != 'torchtune' or has_tt]
     res['systems'] = run_benchmark(names, repeats, cfg, md, o/'systems.json'); save()
-    parts = {'epochs': lambda: [
+    parts = {'profiles': lambda: [profile_fresh(s, cfg, md) for s in PROFILED if s in names],
+             'demo': lambda: [demo_run(o/f'demo_{b}', '--backend', b, *(['--model', md] if preset else []))
+                              for b in ('torch', 'jax')],
+             'epochs': lambda: [
                  epoch_worker_fresh(k, d, BenchConfig(rank=rank, alpha=2.0 * rank, context_length=512), md)
                  for d, kinds in (('seed', ('packed', 'padded')), ('synthetic', ('padded', 'packed'))) for k in kinds],
-             'curves': lambda: same_init_curves(md), 'plans': memory_plans}
-    for k, on in (('epochs', epochs), ('curves', curves), ('plans', plans)):
+             'curves': lambda: same_init_curves(md), 'plans': memory_plans,
+             'dataset': lambda: dataset_memory_fresh(dataset_gb, o, BenchConfig(context_length=512), md)}
+    for k, on in (('profiles', profiles), ('demo', demo), ('epochs', epochs), ('curves', curves), ('plans', plans),
+                  ('dataset', dataset_gb > 0)):
         if not on: continue
         try: res[k] = parts[k]()
         except Exception as e:

@@ -10,16 +10,17 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTION_NAMES
 from .core import safetensors_header, checkpoint_identity, check_replaceable
-from .data import (DataError, TASKS, is_task, load_datasets, make_task_dataset, exact_match, alpaca_prompt,
+from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns
 from .training import TrainConfig
 
 # %% auto #0
-__all__ = ['LORA_MODULES', 'DEMO', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options',
-           'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs', 'cmd_train', 'cmd_export',
-           'read_prompts', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model',
-           'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'main']
+__all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
+           'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs', 'cmd_train',
+           'cmd_export', 'read_prompts', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
+           'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate',
+           'demo_defaults', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -34,13 +35,13 @@ def lora_targets(spec:str) -> str:
      "or a comma list.")
     if spec == 'all': return LORA_TARGETS_DEFAULT
     names = ['q_proj', 'v_proj'] if spec == 'default' else [s.strip() for s in spec.split(',') if s.strip()]
-    if not names: raise ValueError(f"--lora_target_modules is empty")
+    if not names: raise ValueError("--lora_target_modules is empty")
     if bad := [n for n in names if n not in LORA_MODULES]:
         raise ValueError(f"--lora_target_modules: unknown module {bad[0]!r}; modules are {', '.join(LORA_MODULES)}")
     return '(' + '|'.join(names) + ')$'
 
 # %% ../nbs/09_cli.ipynb #2acaa48b
-def _model_args(p):
+def _model_args(p, precision:str|None='fp32'): # precision None: the demo's, by backend
     a = p.add_argument
     a('--model', default=None,
       help="HF model directory of a Llama-architecture model (default: the bundled SmolLM2-135M-Instruct)")
@@ -54,9 +55,10 @@ def _model_args(p):
     a('--lora_target_modules', default='all',
       help="'all' (q,k,v,o,gate,up,down projections), 'default' (q_proj,v_proj) "
            "or a comma-separated list of module names, e.g. q_proj,v_proj,lm_head (default: %(default)s)")
-    a('--precision', default='fp32', choices=('fp32', 'bf16'),
-      help="compute dtype; with bf16 the frozen base is stored in bf16, trained weights stay fp32 "
-           "(default: %(default)s)")
+    a('--precision', default=precision, choices=('fp32', 'bf16'),
+      help="compute dtype; with bf16 the frozen base is stored in bf16, trained weights stay fp32 (default: "
+           + ('%(default)s)' if precision else f"{DEMO_BY_BACKEND['torch']['precision']} with --backend torch, "
+                                                f"{DEMO_BY_BACKEND['jax']['precision']} with jax)"))
     a('--use_gradient_checkpointing', type=_bool, default=False,
       help="rematerialise each layer's activations in the backward pass (true/false, default: %(default)s)")
     a('--mesh', default=None,
@@ -147,7 +149,8 @@ def _run_args(p, output_dir='felafax_output', **d):
 
 # %% ../nbs/09_cli.ipynb #38181b2c
 DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, max_steps=60, lr=2e-3, lora_rank=16,
-            lora_alpha=32.0, backend='jax')
+            lora_alpha=32.0, backend='torch')
+DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False), 'torch': dict(precision='bf16', compile=True)}
 
 class UsageError(ValueError): "A command line argparse cannot parse."
 
@@ -180,12 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Fine-tune the bundled SmolLM2-135M-Instruct with QLoRA on a synthetic task; "
                        "print held-out exact match and loss before and after, and save the adapter, the merged model "
                        "and a loss curve.")
-    _model_args(d); _data_args(d, DEMO['dataset'], 2000)
+    _model_args(d, precision=None); _data_args(d, DEMO['dataset'], 2000)
     _train_args(d, **DEMO); _run_args(d, 'felafax_demo', log_steps=10)
     d.add_argument('--max_new_tokens', type=int, default=24,
                    help="tokens generated per held-out prompt (default: %(default)s)")
     d.add_argument('--backend', default=DEMO['backend'], choices=('jax', 'torch'),
                    help="the trainer: jax or torch (default: %(default)s)")
+    d.add_argument('--compile', type=_bool, default=None,
+                   help="torch backend: torch.compile the decoder layers (true/false, default: "
+                        f"{str(DEMO_BY_BACKEND['torch']['compile']).lower()})")
     d.set_defaults(lora_rank=DEMO['lora_rank'], lora_alpha=DEMO['lora_alpha'])
     return p
 
@@ -413,7 +419,7 @@ def _jax_completions(args, tok, prompts):
 
 def _torch_completions(args, tok, prompts):
     "Yield, per prompt, a generator of new token ids (transformers `generate`, through PEFT for an adapter)."
-    import threading, torch
+    import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     dtype = torch.bfloat16 if args.precision == 'bf16' else torch.float32; kw = {}
     if args.load_in_4bit:
@@ -645,6 +651,12 @@ def validate(args):
         lora_targets(args.lora_target_modules); _plan_counts(args)
 
 # %% ../nbs/09_cli.ipynb #0090201b
+def demo_defaults(args):
+    "`args` with the demo's per-backend defaults (`DEMO_BY_BACKEND`) for the options left unset (demo only)."
+    for k, v in DEMO_BY_BACKEND[args.backend].items() if args.command == 'demo' else ():
+        if getattr(args, k) is None: setattr(args, k, v)
+    return args
+
 COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generate': cmd_generate, 'demo': cmd_demo}
 
 def _warning(message, category, *_a, **_k): print(f"felafax_lit: warning: {_first_line(message)}", file=sys.stderr)
@@ -655,7 +667,7 @@ def main(argv:list|None=None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _warning
             args = build_parser().parse_args(None if argv is None else [str(a) for a in argv])
-            validate(args); COMMANDS[args.command](args); return 0
+            validate(demo_defaults(args)); COMMANDS[args.command](args); return 0
     except KeyboardInterrupt: print("felafax_lit: interrupted", file=sys.stderr); return 130
     except Exception as e:
         if os.environ.get('FELAFAX_DEBUG'): raise

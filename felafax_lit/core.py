@@ -6,9 +6,8 @@
 from __future__ import annotations
 import csv, hashlib, json, math, os, shutil, subprocess, sys, zipfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace, asdict
+from dataclasses import dataclass, fields, replace, asdict
 from pathlib import Path
-from typing import Any, Optional, Union
 from fastcore.basics import patch
 
 # %% auto #0
@@ -21,7 +20,7 @@ __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_N
            'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error',
            'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
            'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
-           'gguf_to_hf', 'real_model_dir', 'real_tokenizer']
+           'gguf_to_hf', 'cache_lock', 'real_model_dir', 'real_tokenizer']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -685,10 +684,22 @@ def gguf_to_hf(gguf:str|Path, dest:str|Path) -> Path:
     return Path(dest)
 
 # %% ../nbs/00_core.ipynb #a8831daf
+@contextmanager
+def cache_lock(name:str):
+    "Hold an exclusive lock on `cache_dir()/<name>.lock` while the block runs; other processes asking for it wait."
+    import fcntl
+    p = cache_dir()/f'{name}.lock'; p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, 'a') as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try: yield
+        finally: fcntl.flock(fh, fcntl.LOCK_UN)
+
 def real_model_dir() -> Path:
     "HF directory of SmolLM2-135M-Instruct (Llama architecture), converted once into `cache_dir()`."
     d = cache_dir()/'SmolLM2-135M-Instruct'
-    if not (d/'config.json').exists(): gguf_to_hf(_smollm2_gguf(), d)
+    if not (d/'config.json').exists():
+        with cache_lock(d.name):
+            if not (d/'config.json').exists(): gguf_to_hf(_smollm2_gguf(), d)   # else another process made it
     return d
 
 def real_tokenizer():

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_data.ipynb #cadb952b
 from __future__ import annotations
-import bisect, json, re, warnings
+import bisect, heapq, json, re, warnings
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Iterator
@@ -17,9 +17,9 @@ __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 
            'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'SEED_TASKS', 'DataError', 'BadRows', 'read_json_rows',
            'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca', 'encode_chat', 'encode_text',
            'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset',
-           'pack_groups', 'build_rows', 'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset',
-           'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task',
-           'load_datasets', 'seed_tasks_path']
+           'pack_groups', 'fill_rows', 'build_rows', 'padding_fraction', 'packed_attention_mask', 'Loader',
+           'make_task_dataset', 'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset',
+           'parse_columns', 'is_task', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -282,31 +282,38 @@ def split(self:TokenDataset, frac:float, seed:int=0) -> tuple:
 def pack_groups(sizes:list, T:int, pack:bool=True) -> list:
     "Lists of example indices, one list per row of `T` slots, by best fit (or one example per row)."
     if not pack: return [[i] for i in range(len(sizes))]
-    rows, room = [], []                              # room: sorted (free slots, row) of rows with space left
+    rows, free, room = [], {}, []        # free[s]: heap of the rows with s slots left; room: sorted keys of `free`
     for i, n in enumerate(sizes):
         if not 0 < n <= T: raise ValueError(f"example {i} needs {n} slots; rows have {T}")
-        k = bisect.bisect_left(room, (n, -1))
-        space, r = room.pop(k) if k < len(room) else (T, len(rows))
-        if r == len(rows): rows.append([])
+        k = bisect.bisect_left(room, n)
+        if k < len(room):               # the fullest row it fits in, the earliest such row on a tie
+            space = room[k]; r = heapq.heappop(free[space])
+            if not free[space]: del free[space]; room.pop(k)
+        else: space, r = T, len(rows); rows.append([])
         rows[r].append(i)
-        if space > n: bisect.insort(room, (space - n, r))
+        if space > n:
+            if space - n not in free: free[space - n] = []; bisect.insort(room, space - n)
+            heapq.heappush(free[space - n], r)
     return rows
 
 # %% ../nbs/07_data.ipynb #de9987ec
 BATCH_KEYS = ('tokens', 'targets', 'positions', 'segment_ids', 'loss_mask')
 
-def build_rows(ds:TokenDataset, T:int, order=None, pack:bool=True) -> dict:
-    "All rows `{key: int32 [N, T]}` for the examples of `ds` in `order`, packed (or one per row)."
-    order = np.arange(len(ds)) if order is None else np.asarray(order)
-    groups = pack_groups([len(ds.ids[i]) - 1 for i in order], T, pack)
+def fill_rows(ds:TokenDataset, T:int, groups) -> dict:
+    "Rows `{key: int32 [len(groups), T]}`: row r holds the examples `groups[r]` (indices into `ds`), one after another."
     out = {k: np.zeros((len(groups), T), np.int32) for k in BATCH_KEYS}
     for r, g in enumerate(groups):
         t = 0
         for seg, j in enumerate(g, 1):
-            ids, m = ds[order[j]]; n = len(ids) - 1; s = slice(t, t + n)
+            ids, m = ds[j]; n = len(ids) - 1; s = slice(t, t + n)
             out['tokens'][r, s], out['targets'][r, s], out['loss_mask'][r, s] = ids[:-1], ids[1:], m[1:]
             out['positions'][r, s], out['segment_ids'][r, s] = np.arange(n), seg; t += n
     return out
+
+def build_rows(ds:TokenDataset, T:int, order=None, pack:bool=True) -> dict:
+    "All rows `{key: int32 [N, T]}` for the examples of `ds` in `order`, packed (or one per row)."
+    order = np.arange(len(ds)) if order is None else np.asarray(order)
+    return fill_rows(ds, T, [order[g] for g in pack_groups([len(ds.ids[i]) - 1 for i in order], T, pack)])
 
 def padding_fraction(rows:dict) -> float:
     "Fraction of slots that are padding (`segment_ids == 0`)."
@@ -334,18 +341,26 @@ class Loader:
 
 # %% ../nbs/07_data.ipynb #83069b28
 @patch
-def rows(self:Loader, epoch:int) -> dict:
-    "All packed rows of `epoch`, in the order they are batched."
+def plan(self:Loader, epoch:int) -> tuple:
+    "`(examples, starts)` of `epoch`: row r holds examples `examples[starts[r]:starts[r+1]]`, rows in batch order."
     if self._cache is None or self._cache[0] != epoch:
-        rng = np.random.default_rng([self.seed, epoch])
-        rows = build_rows(self.ds, self.T, rng.permutation(len(self.ds)), self.pack)
-        perm = rng.permutation(len(rows['tokens'])); self._cache = (epoch, {k: v[perm] for k, v in rows.items()})
-    return self._cache[1]
+        rng = np.random.default_rng([self.seed, epoch]); order = rng.permutation(len(self.ds))
+        groups = pack_groups([len(self.ds.ids[i]) - 1 for i in order], self.T, self.pack)
+        perm = rng.permutation(len(groups)); lens = np.array([len(groups[p]) for p in perm], np.int64)
+        flat = np.fromiter((i for p in perm for i in groups[p]), np.int64, int(lens.sum()))
+        self._cache = (epoch, order[flat], np.concatenate([[0], np.cumsum(lens)]))
+    return self._cache[1:]
+
+@patch
+def rows(self:Loader, epoch:int, which:range|None=None) -> dict:
+    "The rows numbered `which` (default: all) of `epoch`, in the order they are batched."
+    ex, st = self.plan(epoch); which = range(len(st) - 1) if which is None else which
+    return fill_rows(self.ds, self.T, [ex[st[r]:st[r + 1]] for r in which])
 
 @patch
 def steps(self:Loader, epoch:int|None=None) -> int:
     "Number of batches in `epoch` (default: the current one)."
-    n = len(self.rows(self.epoch if epoch is None else epoch)['tokens']) // self.bs
+    n = (len(self.plan(self.epoch if epoch is None else epoch)[1]) - 1) // self.bs
     if n == 0: raise DataError(f"fewer rows than batch_size {self.bs} in an epoch")
     return n
 
@@ -353,10 +368,10 @@ def steps(self:Loader, epoch:int|None=None) -> int:
 @patch
 def __iter__(self:Loader):
     while self.epochs is None or self.epoch < self.epochs:
-        rows, n = self.rows(self.epoch), self.steps()
+        n = self.steps()
         while self.index < n:
             i = self.index; self.index += 1
-            yield {k: v[i * self.bs:(i + 1) * self.bs][self.local] for k, v in rows.items()}
+            yield self.rows(self.epoch, range(i * self.bs, (i + 1) * self.bs)[self.local])
         self.epoch, self.index = self.epoch + 1, 0
 
 @patch
@@ -375,9 +390,10 @@ def load_state_dict(self:Loader, state:dict):
 @patch
 def stats(self:Loader, epoch:int|None=None) -> dict:
     "Rows, batches, padding fraction and trained-on tokens of `epoch` (default: the current one)."
-    r = self.rows(self.epoch if epoch is None else epoch)
-    return {'rows': len(r['tokens']), 'steps': self.steps(epoch), 'padding_fraction': padding_fraction(r),
-            'loss_tokens': int(r['loss_mask'].sum())}
+    e = self.epoch if epoch is None else epoch; n = len(self.plan(e)[1]) - 1
+    used = sum(len(x) - 1 for x in self.ds.ids)
+    return {'rows': n, 'steps': self.steps(e), 'padding_fraction': float((n * self.T - used) / (n * self.T)),
+            'loss_tokens': int(sum(int(m[1:].sum()) for m in self.ds.mask))}
 
 # %% ../nbs/07_data.ipynb #d39bad7d
 WORDS = ('apple river stone cloud green tiger paper music light horse table bread water chair dream ocean '
@@ -531,7 +547,7 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
         if eval_size >= len(ds.where) > 0 and eval_size:
             raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
         out = (*ds.split(eval_size / len(ds.where), seed=seed), None) if eval_size else (ds, None, None)
-    if (n := len(build_rows(out[0], T, pack=pack)['tokens'])) < batch_size:
+    if (n := len(pack_groups([len(x) - 1 for x in out[0].ids], T, pack))) < batch_size:
         raise DataError(f"dataset {dataset}: {n} training row(s) of {T} tokens, fewer than the {batch_size} "
                         "of one optimizer step (batch_size x gradient_accumulation_steps); "
                         "add data or lower the batch")

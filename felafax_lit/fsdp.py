@@ -7,7 +7,6 @@ from __future__ import annotations
 import math, re
 from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 import torch
 from torch import nn
 import torch.nn.functional as F

@@ -7,16 +7,15 @@ from __future__ import annotations
 import json, re, warnings
 from functools import partial
 from pathlib import Path
-from typing import Any
 import numpy as np
 import jax, jax.numpy as jnp
 import flax.linen as nn
 import optax
 from flax.traverse_util import flatten_dict, unflatten_dict
 from safetensors.numpy import save_file, load_file
-from .core import LlamaConfig, LoRAConfig, LORA_TARGETS_DEFAULT, preset, PRESETS, write_adapter, PROJECTIONS
+from .core import LlamaConfig, LoRAConfig, write_adapter, PROJECTIONS
 from .model import Dense, Llama
-from .conversion import name_table, save_hf
+from .conversion import name_table
 
 # %% auto #0
 __all__ = ['LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'merge_lora', 'unmerge_lora', 'save_peft', 'load_peft']

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 import jax, jax.numpy as jnp
 import flax.linen as nn
-from .core import LlamaConfig, RopeScaling
+from .core import LlamaConfig
 
 # %% auto #0
 __all__ = ['REMAT_POLICIES', 'Dense', 'RMSNorm', 'rope_frequencies', 'rope_angles', 'apply_rope', 'attention_mask', 'attend',

@@ -4,20 +4,17 @@
 
 # %% ../nbs/03_sharding.ipynb #87ed35ec
 from __future__ import annotations
-import argparse, gc, json, os, re, sys, time
-from dataclasses import dataclass, asdict
+import gc, re
 from functools import partial
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
-from flax.traverse_util import flatten_dict
-from .core import LlamaConfig, LoRAConfig, tiny_config, tensor_files, safetensors_header, PROJECTIONS
+from .core import LlamaConfig, tensor_files, safetensors_header, PROJECTIONS
 from .model import Llama
-from .quant_jax import NF4Tensor, quantize_nf4, quantize_stacked, quantize_params
+from .quant_jax import quantize_nf4, quantize_stacked, quantize_params
 from .conversion import hf_names, param_shapes, _nest
-from .lora import lora_model, init_lora, lora_loss
 
 # %% auto #0
 __all__ = ['AXES', 'FSDP_RULES', 'FSDP_TP_RULES', 'QUANT_TARGETS', 'BATCH_KEYS', 'parse_mesh_spec', 'make_mesh', 'path_str',

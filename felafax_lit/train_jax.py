@@ -4,7 +4,7 @@
 
 # %% ../nbs/08a_train_jax.ipynb #e6d2a719
 from __future__ import annotations
-import json, math, os, sys, time, warnings
+import warnings
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -17,11 +17,11 @@ from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
-from .training import TrainConfig, TrainerBase, TrainingDiverged, check_backend, lr_schedule
+from .training import TrainConfig, TrainerBase, check_backend, lr_schedule
 from .model import Llama, generate
 from .lora import lora_model, init_lora, merge_lora, save_peft
-from .data import Loader, TokenDataset
-from .conversion import load_hf, save_hf
+from .data import Loader
+from .conversion import save_hf
 from .quant_jax import quantize_params
 from .sharding import make_mesh, named_shardings, opt_state_shardings, batch_spec
 from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_RULES, FSDP_TP_RULES,

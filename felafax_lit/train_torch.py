@@ -4,7 +4,7 @@
 
 # %% ../nbs/08b_train_torch.ipynb #a3a0b638
 from __future__ import annotations
-import json, math, os, sys, tempfile
+import json, math, os, tempfile
 from dataclasses import asdict
 from datetime import timedelta
 from contextlib import contextmanager
@@ -22,7 +22,7 @@ from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch
-from .data import Loader, TokenDataset, packed_attention_mask, load_datasets
+from .data import Loader, packed_attention_mask, load_datasets
 from .quant_torch import load_quantized
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
                               eval_mode)

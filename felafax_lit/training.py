@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
-from .core import (LlamaConfig, LoRAConfig, TrainError, check_settings, writable_dir, list_checkpoints,
+from .core import (TrainError, check_settings, list_checkpoints, 
                               MetricsLog)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
 from .core import dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text

@@ -65,14 +65,23 @@ def _api_nb():
 
 BUILD = {}
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope='session')
 def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp('site')
-    r = subprocess.run([sys.executable, str(ROOT / 'tools' / 'build_docs.py'), '--out', str(out), '--force'],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, f'docs build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}'
-    assert 'ERROR' not in r.stderr, r.stderr[-3000:]
-    BUILD['log'] = r.stdout + r.stderr
+    "The site, built once per test run: parallel workers (pytest-xdist) share one build, the first builds it."
+    import fcntl
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get('PYTEST_XDIST_WORKER') else base   # a worker's parent: this run's, shared
+    out, log = root / 'site', root / 'site.log'
+    with open(root / 'site.lock', 'a') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not log.exists():
+            r = subprocess.run([sys.executable, str(ROOT / 'tools' / 'build_docs.py'), '--out', str(out), '--force'],
+                               cwd=ROOT, capture_output=True, text=True, timeout=600)
+            assert r.returncode == 0, f'docs build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}'
+            log.write_text(json.dumps([r.stdout, r.stderr]))
+    stdout, stderr = json.loads(log.read_text())
+    assert 'ERROR' not in stderr, stderr[-3000:]
+    BUILD['log'] = stdout + stderr
     return out
 
 def test_build_is_clean(site):

@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NBS = sorted(p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith('_'))
+# Highest number first: the later notebooks build on the earlier ones and take longest, so with parallel workers
+# they start first and the workers finish together.
+NBS = sorted((p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith('_')), reverse=True)
+
+def _env():
+    "This process's environment; under pytest-xdist, PyTorch's threads limited to this worker's share of the cores."
+    workers = int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1'))
+    if workers < 2 or 'OMP_NUM_THREADS' in os.environ: return None
+    return {**os.environ, 'OMP_NUM_THREADS': str(max(1, (os.cpu_count() or 1) // workers))}
 
 @pytest.mark.parametrize('nb', NBS, ids=[p.stem for p in NBS])
 def test_notebook(nb):
@@ -15,6 +23,6 @@ def test_notebook(nb):
     exe = Path(sys.executable).parent/'nbdev_test'
     cmd = [str(exe) if exe.exists() else 'nbdev_test', '--path', str(nb), '--flags', flags]
     t = time.time()
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=_env())
     print(f"{nb.name}: {time.time()-t:.0f} s")
     assert r.returncode == 0, f"{nb.name} failed:\n{r.stdout[-4000:]}\n{r.stderr[-8000:]}"
