@@ -150,7 +150,7 @@ def _run_args(p, output_dir='felafax_output', **d):
 # %% ../nbs/09_cli.ipynb #38181b2c
 DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, max_steps=60, lr=2e-3, lora_rank=16,
             lora_alpha=32.0, backend='torch')
-DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False), 'torch': dict(precision='bf16', compile=True)}
+DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False), 'torch': dict(precision='bf16', compile=False)}
 
 class UsageError(ValueError): "A command line argparse cannot parse."
 

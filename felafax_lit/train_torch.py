@@ -7,13 +7,14 @@ from __future__ import annotations
 import json, math, os, tempfile
 from dataclasses import asdict
 from datetime import timedelta
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
 import torch.distributed as dist
+import torch._functorch.config
 from fastcore.basics import patch
 from fastcore.script import call_parse
 from safetensors.torch import save_file, load_file
@@ -29,10 +30,10 @@ from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_check
 from .fsdp import grad_norm, decoder_layer_classes
 
 # %% auto #0
-__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'clip_grads_', 'model_inputs', 'token_loss_sum', 'default_device',
-           'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compile_layers', 'build_model', 'save_checkpoint',
-           'Trainer', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
-           'merged_state_dict', 'save_hf_dir', 'main', 'launch_train']
+__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'COMPILE_MEMORY_BUDGET', 'clip_grads_', 'model_inputs', 'token_loss_sum',
+           'default_device', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compile_layers',
+           'build_model', 'save_checkpoint', 'Trainer', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss',
+           'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -80,12 +81,43 @@ def default_device() -> torch.device:
 # %% ../nbs/08b_train_torch.ipynb #97d35c8c
 FP32_SDPA = 'felafax_sdpa_fp32'
 
+def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor,
+                scale:float) -> tuple[torch.Tensor, torch.Tensor]:
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        q.float(), k.float(), v.float(), attn_mask=torch.where(mask, 0.0, -math.inf), scale=scale)
+    return out.transpose(1, 2).to(q.dtype).contiguous(), lse.contiguous()
+
+def _flash_fp32_fake(q, k, v, mask, scale):
+    B, H, T, D = q.shape; return q.new_empty(B, T, H, D), q.new_empty(B, H, T, dtype=torch.float32)
+
+def _flash_fp32_save(ctx, inputs, output): ctx.save_for_backward(*inputs[:4], *output); ctx.scale = inputs[4]
+
+def _flash_fp32_bwd(ctx, g, _):
+    q, k, v, mask, out, lse = ctx.saved_tensors
+    gs = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        g.transpose(1, 2).float(), q.float(), k.float(), v.float(), out.transpose(1, 2).float(), lse, 0.0, False,
+        attn_mask=torch.where(mask, 0.0, -math.inf), scale=ctx.scale)
+    return *(x.to(q.dtype) for x in gs), None, None
+
+def sdpa_fp32_op():
+    ("The op `felafax_lit::sdpa_fp32(q, k, v, mask, scale) -> (out [B, T, H, D], lse)`: bf16 `q, k, v` "
+     "([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend) in fp32 by the CPU flash kernel; "
+     "its backward keeps only the inputs, the output and the log-sum-exps.")
+    if not hasattr(torch.ops.felafax_lit, 'sdpa_fp32'):     # once per process (a notebook and the package share it)
+        op = torch.library.custom_op('felafax_lit::sdpa_fp32', _flash_fp32, mutates_args=())
+        op.register_fake(_flash_fp32_fake); op.register_autograd(_flash_fp32_bwd, setup_context=_flash_fp32_save)
+    return torch.ops.felafax_lit.sdpa_fp32
+
 def _sdpa_fp32(module, q, k, v, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kw):
     m = attention_mask.float() if attention_mask is not None and attention_mask.is_floating_point() else attention_mask
     if m is None or kw.get('position_bias') is not None or kw.get('softcap') is not None:     # transformers' own path
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
         out, w = sdpa_attention_forward(module, q.float(), k.float(), v.float(), m, dropout, scaling, is_causal, **kw)
         return out.to(q.dtype), w
+    if (q.device.type == 'cpu' and m.dtype == torch.bool and q.dtype != torch.float32
+            and not (dropout and module.training)):
+        scale = scaling if scaling is not None else q.shape[-1] ** -0.5
+        return torch.ops.felafax_lit.sdpa_fp32(q, k, v, m, scale)[0], None
     out = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m, dropout_p=dropout, scale=scaling,
                                          enable_gqa=q.shape[1] != k.shape[1])    # KV heads shared, not copied
     return out.to(q.dtype).transpose(1, 2).contiguous(), None
@@ -94,19 +126,27 @@ def use_fp32_attention(model:nn.Module) -> nn.Module:
     "Run `model`'s SDPA attention in fp32 (registered with transformers as `FP32_SDPA`)."
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.masking_utils import sdpa_mask
-    AttentionInterface.register(FP32_SDPA, _sdpa_fp32); AttentionMaskInterface.register(FP32_SDPA, sdpa_mask)
+    sdpa_fp32_op(); AttentionInterface.register(FP32_SDPA, _sdpa_fp32)
+    AttentionMaskInterface.register(FP32_SDPA, sdpa_mask)
     model.config._attn_implementation = FP32_SDPA; return model
 
 def cpu_prefers_fp32_attention(device) -> bool:
-    "A CPU without AMX tiles: fp32 attention beats bf16 there."
-    return torch.device(device).type == 'cpu' and 'AMX' not in torch.backends.cpu.get_cpu_capability()
+    "A CPU: fp32 attention beats bf16 there without AMX tiles and is no slower with them."
+    return torch.device(device).type == 'cpu'
 
 # %% ../nbs/08b_train_torch.ipynb #0e9e46ce
+COMPILE_MEMORY_BUDGET = 0.8   # compiled training steps keep this share of the activations the default partition keeps
+
+def _grad_into_layers(m, args, out):
+    "Forward hook: a frozen embedding's output marked as needing a gradient (while autograd records)."
+    if torch.is_grad_enabled() and not out.requires_grad: return out.requires_grad_()
+
 def compile_layers(model:nn.Module) -> nn.Module:
     "`torch.compile` each decoder layer of `model` in place (inside any checkpoint wrapper); `model`."
     layers = decoder_layer_classes(model)
     for m in model.modules():
         if isinstance(m, layers): m.compile(dynamic=False)
+    model.get_input_embeddings().register_forward_hook(_grad_into_layers)   # one graph for every layer, the first too
     return model
 
 # %% ../nbs/08b_train_torch.ipynb #d351c41b
@@ -203,7 +243,8 @@ def _forward(self:Trainer, mb:dict) -> tuple:
     targets = torch.from_numpy(np.asarray(mb['targets'])).long().to(self.device)[sel]
     fused = fusable_head(self.model.get_output_embeddings())
     with torch.autocast(self.device.type, dtype=dt, enabled=full and dt != torch.float32), \
-         head_loss(self.model, sel, targets) if fused else head_on(self.model, sel):
+         head_loss(self.model, sel, targets) if fused else head_on(self.model, sel), \
+         torch._functorch.config.patch(activation_memory_budget=COMPILE_MEMORY_BUDGET if self.tc.compile else 1.0):
         out = self.model(**model_inputs(mb, mask_dt, self.device)).logits
     return (out if fused else F.cross_entropy(out.float(), targets, reduction='sum')), sel.sum().float()
 
@@ -279,11 +320,16 @@ def _restore(self:Trainer, ck:Path, meta:dict):
     self.load_state_tensors(t, ck); self.step = int(meta['step'])
 
 # %% ../nbs/08b_train_torch.ipynb #de584eee
+def _eager():
+    "Within the block, compiled modules run eagerly (nothing is compiled)."
+    stance = getattr(torch.compiler, 'set_stance', None)     # torch >= 2.6
+    return stance('force_eager') if stance else nullcontext()
+
 @patch
 def _eval_sums(self:Trainer, rows:dict, bs:int) -> tuple:
     "(summed loss, token count) over padded `rows`, `bs` rows at a time, each process its share of each batch."
     tot = torch.zeros(2, dtype=torch.float64)
-    with eval_mode(self.model):
+    with eval_mode(self.model), _eager():    # compiling a no-grad graph costs more than it saves here
         for i in range(0, len(rows['tokens']), bs):
             lo, hi = i + self.rank * bs // self.world, i + (self.rank + 1) * bs // self.world
             s, c = self._forward({k: v[lo:hi] for k, v in rows.items()})
@@ -411,14 +457,25 @@ def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torc
     return Path(path)
 
 # %% ../nbs/08b_train_torch.ipynb #bb22604f
+def hf_model(config, tensors:dict) -> nn.Module:
+    ("A float32 `LlamaForCausalLM` of HF `config` holding `tensors` (HF names), built without random initialisation; "
+     "a weight missing from `tensors` is an error.")
+    from transformers import LlamaForCausalLM
+    try: from transformers.initialization import no_init_weights
+    except ImportError: from transformers.modeling_utils import no_init_weights    # transformers 4
+    with no_init_weights(): hf = LlamaForCausalLM(config).float()
+    missing = hf.load_state_dict(tensors, strict=False).missing_keys; hf.tie_weights()
+    if missing := [k for k in missing if not (k == 'lm_head.weight' and config.tie_word_embeddings)]:
+        raise ValueError(f"hf_model: no weight for {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+    return hf.eval()
+
 @patch
 def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_size:int=32) -> list:
     "Greedy completions (text after the prompt, special tokens dropped) of `prompts` by the trained model (merged)."
-    from transformers import LlamaConfig as HFConfig, LlamaForCausalLM
+    from transformers import LlamaConfig as HFConfig
     m = self._unsharded()   # a collective under FSDP2; rank 0 decodes
     if self.rank != 0: return []
-    hf = LlamaForCausalLM(HFConfig(**self.config.to_hf())).float()
-    hf.load_state_dict(merged_state_dict(m), strict=False); hf.tie_weights(); hf.eval()
+    hf = hf_model(HFConfig(**self.config.to_hf()), merged_state_dict(m))
     eos = self.config.eos_token_id if tokenizer.eos_token_id is None else tokenizer.eos_token_id
     pad, out = eos if tokenizer.pad_token_id is None else tokenizer.pad_token_id, []
     for i in range(0, len(prompts), batch_size):
