@@ -24,7 +24,7 @@ from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch
 from .data import Loader, packed_attention_mask, load_datasets
-from .quant_torch import load_quantized
+from .quant_torch import load_quantized, empty_model, _place, _finish
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
                               eval_mode)
 from .fsdp import grad_norm, decoder_layer_classes
@@ -81,10 +81,12 @@ def default_device() -> torch.device:
 # %% ../nbs/08b_train_torch.ipynb #97d35c8c
 FP32_SDPA = 'felafax_sdpa_fp32'
 
+def _additive(mask:torch.Tensor) -> torch.Tensor: return torch.where(mask, 0.0, -math.inf)   # True: attend
+
 def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor,
                 scale:float) -> tuple[torch.Tensor, torch.Tensor]:
     out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-        q.float(), k.float(), v.float(), attn_mask=torch.where(mask, 0.0, -math.inf), scale=scale)
+        q.float(), k.float(), v.float(), attn_mask=_additive(mask), scale=scale)
     return out.transpose(1, 2).to(q.dtype).contiguous(), lse.contiguous()
 
 def _flash_fp32_fake(q, k, v, mask, scale):
@@ -96,7 +98,7 @@ def _flash_fp32_bwd(ctx, g, _):
     q, k, v, mask, out, lse = ctx.saved_tensors
     gs = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
         g.transpose(1, 2).float(), q.float(), k.float(), v.float(), out.transpose(1, 2).float(), lse, 0.0, False,
-        attn_mask=torch.where(mask, 0.0, -math.inf), scale=ctx.scale)
+        attn_mask=_additive(mask), scale=ctx.scale)
     return *(x.to(q.dtype) for x in gs), None, None
 
 def sdpa_fp32_op():
@@ -244,7 +246,8 @@ def _forward(self:Trainer, mb:dict) -> tuple:
     fused = fusable_head(self.model.get_output_embeddings())
     with torch.autocast(self.device.type, dtype=dt, enabled=full and dt != torch.float32), \
          head_loss(self.model, sel, targets) if fused else head_on(self.model, sel), \
-         torch._functorch.config.patch(activation_memory_budget=COMPILE_MEMORY_BUDGET if self.tc.compile else 1.0):
+         (torch._functorch.config.patch(activation_memory_budget=COMPILE_MEMORY_BUDGET) if self.tc.compile
+          else nullcontext()):
         out = self.model(**model_inputs(mb, mask_dt, self.device)).logits
     return (out if fused else F.cross_entropy(out.float(), targets, reduction='sum')), sel.sum().float()
 
@@ -458,16 +461,13 @@ def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torc
 
 # %% ../nbs/08b_train_torch.ipynb #bb22604f
 def hf_model(config, tensors:dict) -> nn.Module:
-    ("A float32 `LlamaForCausalLM` of HF `config` holding `tensors` (HF names), built without random initialisation; "
-     "a weight missing from `tensors` is an error.")
-    from transformers import LlamaForCausalLM
-    try: from transformers.initialization import no_init_weights
-    except ImportError: from transformers.modeling_utils import no_init_weights    # transformers 4
-    with no_init_weights(): hf = LlamaForCausalLM(config).float()
-    missing = hf.load_state_dict(tensors, strict=False).missing_keys; hf.tie_weights()
-    if missing := [k for k in missing if not (k == 'lm_head.weight' and config.tie_word_embeddings)]:
+    ("A float32 CPU `LlamaForCausalLM` of HF `config` holding `tensors` (HF names), built on meta and filled as "
+     "`load_quantized` does (no random initialisation); a weight missing from `tensors` is an error.")
+    model = empty_model(config.to_dict(), torch.float32)
+    if missing := [k for k, _ in model.named_parameters() if k not in tensors]:    # a tied head is not listed
         raise ValueError(f"hf_model: no weight for {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
-    return hf.eval()
+    for k, t in tensors.items(): _place(model, k, t, None, torch.float32, 'cpu')
+    return _finish(model, 'cpu').eval()
 
 @patch
 def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_size:int=32) -> list:
