@@ -16,13 +16,13 @@ from .training import TrainConfig, run_fresh
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PROFILED', 'PROFILE_KINDS',
-           'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels', 'worker', 'in_fresh_process',
-           'run_worker', 'run_benchmark', 'summarize', 'table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh',
-           'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh', 'dataset_table', 'profile_worker',
-           'profile_table', 'profile_fresh', 'demo_run', 'demo_table', 'same_init_curves', 'plot_summary',
-           'plot_curves', 'plot_plans', 'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'report',
-           'main']
+__all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PAIRED', 'PROFILED',
+           'PROFILE_KINDS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels', 'worker',
+           'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table', 'paired_worker', 'paired_fresh',
+           'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh', 'write_parquet',
+           'peak_anon', 'dataset_memory', 'dataset_memory_fresh', 'dataset_table', 'profile_worker', 'profile_table',
+           'profile_fresh', 'demo_run', 'demo_table', 'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans',
+           'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'report', 'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -117,18 +117,22 @@ def hf_labels(b:dict):
     return torch.from_numpy(lab)
 
 # %% ../nbs/10_benchmarks.ipynb #d1ef1859
-def _peft_steps(model, batches, cfg:BenchConfig, attention_mask:bool=False) -> list:
-    "(seconds, tokens, loss) of one AdamW step per batch."
+def _peft_stepper(model, cfg:BenchConfig, attention_mask:bool=False):
+    "A function doing one AdamW step of PEFT `model` on a batch: `step(batch) -> (seconds, tokens, loss)`."
     import torch
-    params = [p for p in model.parameters() if p.requires_grad]; opt = torch.optim.AdamW(params, lr=cfg.lr); out = []
+    params = [p for p in model.parameters() if p.requires_grad]; opt = torch.optim.AdamW(params, lr=cfg.lr)
     model.train()
-    for b in batches:
+    def step(b):
         t0 = time.perf_counter(); x = torch.from_numpy(b['tokens']).long()
         am = {'attention_mask': torch.from_numpy((b['segment_ids'] > 0).astype(np.int64))} if attention_mask else {}
         loss = model(input_ids=x, labels=hf_labels(b), **am).loss; loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0); opt.step(); opt.zero_grad(set_to_none=True)
-        out.append((time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), float(loss)))
-    return out
+        return time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), float(loss)
+    return step
+
+def _peft_steps(model, batches, cfg:BenchConfig, attention_mask:bool=False) -> list:
+    "(seconds, tokens, loss) of one AdamW step per batch."
+    step = _peft_stepper(model, cfg, attention_mask); return [step(b) for b in batches]
 
 def _ours(framework:str, train_type:str, md, cfg:BenchConfig, ds, **tc_kw):
     "Our trainer of `framework` with the benchmark's settings."
@@ -137,6 +141,13 @@ def _ours(framework:str, train_type:str, md, cfg:BenchConfig, ds, **tc_kw):
                          precision='bf16', lr=cfg.lr, warmup_steps=0, lr_scheduler='constant', seed=cfg.seed,
                          log_steps=10**6, **tc_kw)
     return mod.Trainer(md, tc, LoRAConfig(rank=cfg.rank, alpha=cfg.alpha))
+
+def _ours_stepper(tr, cfg:BenchConfig):
+    "`step(batch) -> (seconds, tokens, loss)`: one `train_step` of our trainer `tr`."
+    def step(b):
+        t0 = time.perf_counter(); m = tr.train_step(b, cfg.lr)
+        return time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), m['loss']
+    return step
 
 # %% ../nbs/10_benchmarks.ipynb #b011cb0b
 TORCHTUNE_INSTALL = 'pip install "felafax_lit[bench]"'
@@ -205,20 +216,25 @@ def _torchtune_model(md, train_type:str, cfg:BenchConfig):
     if cfg.compile: tt.training.compile_model(m, verbose=False)
     return m
 
-def _torchtune_steps(model, batches, cfg:BenchConfig) -> list:
-    "(seconds, tokens, loss) of one step per batch, as torchtune's LoRA recipe: forward, CE, backward, clip, AdamW."
+def _torchtune_stepper(model, cfg:BenchConfig):
+    ("`step(batch) -> (seconds, tokens, loss)`: one step as torchtune's LoRA recipe does it: forward, cross-entropy, "
+     "backward, clip, AdamW.")
     import torch
     dev = model.tok_embeddings.weight.device; sync = torch.cuda.synchronize if dev.type == 'cuda' else lambda: None
     params = [p for p in model.parameters() if p.requires_grad]; opt = torch.optim.AdamW(params, lr=cfg.lr)
-    loss_fn, out = torch.nn.CrossEntropyLoss(ignore_index=-100), []
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
     model.train()
-    for b in batches:
+    def step(b):
         t0 = time.perf_counter(); x = torch.from_numpy(b['tokens']).long().to(dev); lab = hf_labels(b).to(dev)
         lab = torch.hstack((lab[:, 1:], torch.full_like(lab[:, :1], -100)))   # the recipe's shift: logits t score t+1
         logits = model(x); loss = loss_fn(logits.reshape(-1, logits.size(-1)), lab.reshape(-1)); del logits
         loss.backward(); torch.nn.utils.clip_grad_norm_(params, 1.0); opt.step(); opt.zero_grad(set_to_none=True)
-        sync(); out.append((time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), float(loss)))
-    return out
+        sync(); return time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), float(loss)
+    return step
+
+def _torchtune_steps(model, batches, cfg:BenchConfig) -> list:
+    "(seconds, tokens, loss) of one step per batch (`_torchtune_stepper`)."
+    step = _torchtune_stepper(model, cfg); return [step(b) for b in batches]
 
 # %% ../nbs/10_benchmarks.ipynb #5ba669ee
 def _peak_rss() -> int:
@@ -327,6 +343,54 @@ def table(rows:list, ceil:dict|None=None) -> str:
                      f"{(format(100 * r['of_ceiling'], '.1f') + '%') if r['of_ceiling'] else '':>11s}")
     return '\n'.join([head, *map(fmt, rows)])
 
+# %% ../nbs/10_benchmarks.ipynb #d8d37f1a
+PAIRED = {   # the systems interleaved for each train type
+    'lora': ('peft_lora', 'torch_lora', 'torchtune_lora'), 'qlora': ('peft_qlora', 'torch_qlora', 'torchtune_qlora'),
+    'hqq_lora': ('peft_hqq', 'torch_hqq_lora')}
+
+def paired_worker(train_type:str, rounds:int=8, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
+    ("The `PAIRED` systems of `train_type` (torchtune's when installed) in this process, one step each in turn per "
+     "round; per system its step seconds by round.")
+    from transformers import AutoTokenizer
+    md = Path(model_dir or real_model_dir())
+    names = [s for s in PAIRED[train_type] if SYSTEMS[s][0] != 'torchtune' or importlib.util.find_spec('torchtune')]
+    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data)
+    ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
+    batches = [next(ld) for _ in range(cfg.warmup + rounds)]; step, first = {}, {}
+    for s in names:
+        fw, tt, _ = SYSTEMS[s]
+        step[s] = (_peft_stepper(_peft_model(md, tt, cfg), cfg) if fw == 'peft'
+                   else _torchtune_stepper(_torchtune_model(md, tt, cfg), cfg) if fw == 'torchtune'
+                   else _ours_stepper(_ours(fw, tt, md, cfg, ds, compile=cfg.compile), cfg))
+        first[s] = [step[s](b)[2] for b in batches[:cfg.warmup]]   # untimed: compiles
+    t = {s: [] for s in names}
+    for r in range(rounds):
+        for s in names[r % len(names):] + names[:r % len(names)]: t[s].append(step[s](batches[cfg.warmup + r])[0])
+    return {'train_type': train_type, 'rounds': rounds, 'step_s': t, 'first_losses': first,
+            'tokens': [int((b['segment_ids'] > 0).sum()) for b in batches[cfg.warmup:]]}
+
+def paired_fresh(train_type:str, rounds:int=8, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
+    "`paired_worker` in a fresh Python process."
+    return in_fresh_process('paired_worker', train_type, rounds, cfg=cfg, model_dir=model_dir, timeout=3600)
+
+def paired_ratios(p:dict) -> dict:
+    ("Per system of a `paired_worker` result: median tokens/s, and the median over rounds of its speed over PEFT's "
+     "and over torchtune's in the same round.")
+    t = {s: np.array(v) for s, v in p['step_s'].items()}; k = np.array(p['tokens'])
+    base = lambda kind: next((s for s in t if SYSTEMS[s][0] == kind), None)
+    ratio = lambda s, b: float(np.median(t[b] / t[s])) if b and b != s else None
+    return {s: {'tokens_per_s': float(np.median(k / v)), 'vs_peft': ratio(s, base('peft')),
+                'vs_torchtune': ratio(s, base('torchtune'))} for s, v in t.items()}
+
+def paired_table(paired:list) -> str:
+    "The interleaved measurements as a text table."
+    x = lambda v: f"{v:.2f}x" if v else ''
+    out = [f"{'interleaved':16s} {'tokens/s':>9s} {'vs PEFT':>8s} {'vs torchtune':>12s}  rounds"]
+    for p in paired:
+        out += [f"{s:16s} {r['tokens_per_s']:9.0f} {x(r['vs_peft']):>8s} {x(r['vs_torchtune']):>12s}  {p['rounds']}"
+                for s, r in paired_ratios(p).items()]
+    return '\n'.join(out)
+
 # %% ../nbs/10_benchmarks.ipynb #cbf840b3
 def padded_batches(ds:TokenDataset, batch_size:int, context_length:int, seed:int=0) -> list:
     "One epoch in a seeded random order, `batch_size` examples per batch, each batch padded to its longest example."
@@ -354,7 +418,7 @@ def epoch_worker(kind:str, # 'packed' (our PyTorch trainer) or 'padded' (PEFT wi
         t0 = time.time(); r = _peft_steps(model, bs, cfg, attention_mask=True); wall = time.time() - t0
         pad = float(sum((b['segment_ids'] == 0).sum() for b in bs) / sum(b['segment_ids'].size for b in bs))
         steps, loss = len(bs), [x[2] for x in r]
-    return {'kind': kind, 'data': data, 'examples': len(ds), 'tokens': int(sum(len(x) - 1 for x in ds.ids)),
+    return {'kind': kind, 'data': data, 'examples': len(ds), 'tokens': int((ds.lengths - 1).sum()),
             'wall_s': wall, 'steps': steps, 'padding_fraction': pad, 'first_loss': loss[0], 'last_loss': loss[-1],
             'peak_rss': _peak_rss()}
 
@@ -411,8 +475,8 @@ def dataset_memory(path, context_length:int=512, batch_size:int=8, model_dir=Non
             ds = load_datasets(str(path), tok, context_length, on_bad_row='skip', batch_size=batch_size)[0]
             t1 = time.time(); ld = Loader(ds, batch_size, context_length); b = next(iter(ld)); t2 = time.time()
         return {'file_bytes': Path(path).stat().st_size, 'rows': len(ds.where), 'examples': len(ds),
-                'tokens': int(sum(len(x) for x in ds.ids)),
-                'token_bytes': int(sum(x.nbytes + m.nbytes for x, m in zip(ds.ids, ds.mask))),
+                'tokens': len(ds.tokens), 'token_dtype': str(ds.tokens.dtype),
+                'token_bytes': ds.tokens.nbytes + ds.masks.nbytes, 'store_bytes': ds.nbytes,
                 'steps': ld.steps(0), 'batch_shape': list(b['tokens'].shape), 'load_s': t1 - t0, 'plan_s': t2 - t1,
                 'rss_before': before, 'peak_rss': _peak_rss(), 'peak_anon': pa['peak_anon'], 'end': _rss_parts()}
 
@@ -429,7 +493,8 @@ def _dataset_memory(path, cfg:BenchConfig, model_dir=None) -> dict:
 def dataset_table(d:dict) -> str:
     "One line: the file, its rows and tokens, and the peak memory of loading it."
     return (f"parquet {d['file_bytes'] / 1e9:.2f} GB, {d['rows']:,} rows, {d['tokens'] / 1e6:.0f}M tokens "
-            f"({d['token_bytes'] / 1e9:.2f} GB as int32 ids + int8 masks): peak RSS {d['peak_rss'] / 1e9:.2f} GB "
+            f"({d['token_bytes'] / 1e9:.2f} GB as {d.get('token_dtype', 'int32')} ids + int8 masks): "
+            f"peak RSS {d['peak_rss'] / 1e9:.2f} GB "
             f"({d['peak_rss'] / d['file_bytes']:.2f}x the file; {d['rss_before'] / 1e9:.2f} GB before loading; "
             f"anonymous memory at most {d['peak_anon'] / 1e9:.2f} GB, the rest memory-mapped Arrow pages), "
             f"loaded in {d['load_s']:.0f} s, epoch planned and first batch filled in {d['plan_s']:.1f} s")
@@ -650,10 +715,12 @@ def report(res:dict, out) -> str:
     txt = [f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, torch ISA {m['torch_isa']}, GPU {m['gpu']}); "
            f"torch {m['torch']}, jax {m['jax']}, transformers {m['transformers']}, peft {m['peft']}"
            + (f", torchtune {m['torchtune']}, torchao {m.get('torchao')}." if m.get('torchtune') else '.'), '',
-           f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, {max(r['runs'] for r in rows)} rounds; "
+           f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, "
+           f"{max((r['runs'] for r in rows), default=0)} rounds; "
            + ', '.join(f"{k} bf16 matmul ceiling {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),
            '', '```', table(rows), '```']
-    plot_summary(rows, o/'throughput_memory.png'); files = ['throughput_memory.png']
+    files = ['throughput_memory.png'] if rows and plot_summary(rows, o/'throughput_memory.png') else []
+    if res.get('paired'): txt += ['', '```', paired_table(res['paired']), '```']
     if res.get('profiles'): txt += ['', '```', profile_table(res['profiles']), '```']
     if res.get('demo'): txt += ['', '```', *(f"{d['args'][1]}: " + demo_table(d) for d in res['demo']), '```']
     if res.get('epochs'): txt += ['', '```', epoch_table(res['epochs']), '```']
@@ -671,6 +738,7 @@ def main(out:str='bench_results', # output directory
          # benchmark a preset's shape with random weights instead of SmolLM2-135M (e.g. llama3.1-8b on a GPU)
          preset:str='',
          profiles:bool=True, demo:bool=True, epochs:bool=True, curves:bool=True, plans:bool=True, # extra parts
+         paired:int=8, # rounds of interleaved steps per train type in one process (0: none)
          dataset_gb:float=0.0): # also measure the memory of loading a parquet file of this many GB (0: no)
     "Run the benchmarks and write results, tables and plots into `out`."
     o = Path(out); o.mkdir(parents=True, exist_ok=True); has_tt = importlib.util.find_spec('torchtune') is not None
@@ -688,8 +756,11 @@ def main(out:str='bench_results', # output directory
                  epoch_worker_fresh(k, d, BenchConfig(rank=rank, alpha=2.0 * rank, context_length=512), md)
                  for d, kinds in (('seed', ('packed', 'padded')), ('synthetic', ('padded', 'packed'))) for k in kinds],
              'curves': lambda: same_init_curves(md), 'plans': memory_plans,
+             'paired': lambda: [paired_fresh(t, paired, cfg, md) for t, ss in PAIRED.items()
+                                if set(ss[:2]) <= set(names)],
              'dataset': lambda: dataset_memory_fresh(dataset_gb, o, BenchConfig(context_length=512), md)}
-    for k, on in (('profiles', profiles), ('demo', demo), ('epochs', epochs), ('curves', curves), ('plans', plans),
+    for k, on in (('paired', paired > 0), ('profiles', profiles), ('demo', demo), ('epochs', epochs),
+                  ('curves', curves), ('plans', plans),
                   ('dataset', dataset_gb > 0)):
         if not on: continue
         try: res[k] = parts[k]()

@@ -16,10 +16,10 @@ from fastcore.basics import patch
 __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'HF_SUFFIXES',
            'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'SEED_TASKS', 'DataError', 'BadRows', 'read_json_rows',
            'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca', 'encode_chat', 'encode_text',
-           'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'TokenDataset', 'tokenize_rows', 'read_dataset',
-           'pack_groups', 'fill_rows', 'build_rows', 'padding_fraction', 'packed_attention_mask', 'Loader',
-           'make_task_dataset', 'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset',
-           'parse_columns', 'is_task', 'load_datasets', 'seed_tasks_path']
+           'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'Ragged', 'TokenDataset', 'tokenize_rows',
+           'read_dataset', 'pack_groups', 'fill_rows', 'build_rows', 'padding_fraction', 'packed_attention_mask',
+           'Loader', 'make_task_dataset', 'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows',
+           'read_hf_dataset', 'parse_columns', 'is_task', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -212,17 +212,77 @@ def fit(ids:np.ndarray, mask:np.ndarray, T:int, split:bool=False) -> list:
     return [(ids[:T+1], mask[:T+1])]
 
 # %% ../nbs/07_data.ipynb #dbbb04d6
-@dataclass
+class Ragged:
+    "Read-only rows of a ragged array stored flat: row `i` is `flat[offsets[i]:offsets[i+1]]` (a view)."
+    def __init__(self, flat:np.ndarray, offsets:np.ndarray): self.flat, self.offsets = flat, offsets
+    def __len__(self): return len(self.offsets) - 1
+    def __getitem__(self, i):
+        n = len(self)
+        if not -n <= i < n: raise IndexError(f"row {i} of {n}")
+        i %= n; return self.flat[self.offsets[i]:self.offsets[i + 1]]
+    def __iter__(self): return (self[i] for i in range(len(self)))
+
+@dataclass(eq=False, repr=False)
 class TokenDataset:
-    "Tokenized examples: `ids[i]` (int32), `mask[i]` (int8, 1 = trained on), from source row `where[src[i]]`."
-    ids: list = field(default_factory=list)
-    mask: list = field(default_factory=list)
-    src: list = field(default_factory=list)          # index into `where` of each example's source row
-    where: list = field(default_factory=list)        # location of each source row, e.g. 'line 7'
-    n_truncated: int = 0                              # examples cut to fit the context length
-    skipped: list = field(default_factory=list)      # (where, reason) of every skipped row
-    def __len__(self): return len(self.ids)
+    ("Tokenized examples stored flat: example `i` is `ids[i]` (token ids) and `mask[i]` (int8, 1 = trained on), "
+     "from source row `where[src[i]]`.")
+    tokens: np.ndarray    # every example's ids, one after another (uint16 when every id fits, else int32)
+    masks: np.ndarray     # int8, beside `tokens`
+    offsets: np.ndarray   # int64 [n + 1]: example i is tokens[offsets[i]:offsets[i + 1]]
+    src: np.ndarray       # int64 [n]: index into `where` of each example's source row
+    where: list           # location of each source row, e.g. 'line 7'
+    n_truncated: int = 0  # examples cut to fit the context length
+    skipped: list = field(default_factory=list)   # (where, reason) of every skipped row
+    def __len__(self): return len(self.offsets) - 1
     def __getitem__(self, i): return self.ids[i], self.mask[i]
+    @property
+    def ids(self) -> Ragged: return Ragged(self.tokens, self.offsets)
+    @property
+    def mask(self) -> Ragged: return Ragged(self.masks, self.offsets)
+    @property
+    def lengths(self) -> np.ndarray: return np.diff(self.offsets)
+    @property
+    def nbytes(self) -> int: return sum(a.nbytes for a in (self.tokens, self.masks, self.offsets, self.src))
+    def __repr__(self):
+        return (f"TokenDataset({len(self)} examples, {len(self.tokens)} tokens, {len(self.where)} source rows, "
+                f"{len(self.skipped)} skipped)")
+
+class _Examples:
+    "Gathers examples into a `TokenDataset`: per-example arrays until `chunk` tokens are pending, then flat chunks."
+    def __init__(self, chunk:int=1 << 25): self.chunk, self.pending, self.chunks, self.n = chunk, [], [], 0
+    def add(self, ids, mask, src:int):
+        self.pending.append((np.asarray(ids), np.asarray(mask, np.int8), src)); self.n += len(ids)
+        if self.n >= self.chunk: self.flush()
+    def flush(self):
+        if not self.pending: return
+        ids, masks, src = zip(*self.pending); t = np.concatenate(ids)
+        if len(t) and (t.min() < 0 or t.max() > np.iinfo(np.int32).max): raise ValueError("token ids out of range")
+        t = t.astype(np.uint16 if not len(t) or t.max() <= np.iinfo(np.uint16).max else np.int32)
+        lens = np.array([len(x) for x in ids], np.int64)
+        self.chunks.append((t, np.concatenate(masks), lens, np.array(src, np.int64)))
+        self.pending, self.n = [], 0
+    def build(self, where:list, n_truncated:int=0, skipped=()) -> TokenDataset:
+        "The dataset; each chunk is freed as soon as it is copied into the final arrays."
+        self.flush(); c = self.chunks
+        dt = np.int32 if any(x[0].dtype == np.int32 for x in c) else np.uint16
+        n_tok, n_ex = sum(len(x[0]) for x in c), sum(len(x[2]) for x in c)
+        tokens, masks = np.empty(n_tok, dt), np.empty(n_tok, np.int8)
+        lengths, src = np.empty(n_ex, np.int64), np.empty(n_ex, np.int64); t = e = 0
+        while c:
+            tk, m, ln, s = c.pop(0)
+            tokens[t:t + len(tk)], masks[t:t + len(tk)], lengths[e:e + len(ln)], src[e:e + len(ln)] = tk, m, ln, s
+            t += len(tk); e += len(ln); del tk, m, ln, s
+        return TokenDataset(tokens, masks, np.concatenate([[0], np.cumsum(lengths)]), src, list(where), n_truncated,
+                            list(skipped))
+
+@patch(cls_method=True)
+def from_examples(cls:TokenDataset, ids, mask, src=None, where=None) -> TokenDataset:
+    ("A `TokenDataset` of per-example `ids` and `mask` arrays; `src` defaults to one source row per example, "
+     "`where` to 'index i'.")
+    ex = _Examples(); src = range(len(ids)) if src is None else src
+    for a, m, s in zip(ids, mask, src, strict=True): ex.add(a, m, int(s))
+    n = 1 + max(map(int, src), default=-1)
+    return ex.build([f"index {i}" for i in range(n)] if where is None else where)
 
 # %% ../nbs/07_data.ipynb #a3a07b43
 def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
@@ -232,22 +292,23 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
     "Encode and fit `rows` (dicts, or `(where, dict)` pairs; any iterable) into a `TokenDataset`."
     enc = format if callable(format) else ENCODERS[format]   # a callable: (row, tokenizer) -> (ids, mask)
     bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(name, on_bad_row)
-    long, ds = BadRows(bad.path, on_long_prompt, 'row(s) with a prompt longer than the context length'), TokenDataset()
+    long = BadRows(bad.path, on_long_prompt, 'row(s) with a prompt longer than the context length')
+    ex, where_, cut = _Examples(), [], 0
     for k, r in enumerate(rows):
         where, row = r if isinstance(r, tuple) else (f"index {k}", r)
         try: ids, mask = enc(row, tokenizer); pieces = fit(ids, mask, context_length, split=format == 'text')
         except BadRow as e: bad(where, str(e)); continue
         except PromptTooLong as e: long(where, str(e)); continue
-        ds.n_truncated += len(pieces) == 1 and len(pieces[0][0]) < len(ids)
-        for ids, m in pieces: ds.ids.append(ids); ds.mask.append(m); ds.src.append(len(ds.where))
-        ds.where.append(where)
+        cut += len(pieces) == 1 and len(pieces[0][0]) < len(ids)
+        for ids, m in pieces: ex.add(ids, m, len(where_))
+        where_.append(where)
     bad.warn(); long.warn()
-    if ds.n_truncated: warnings.warn(f"{bad.path}: {ds.n_truncated} of {len(ds.where)} example(s) longer than "
-                                     f"context_length {context_length} were cut to fit; their ends are not trained on")
-    ds.skipped = sorted(bad.rows + long.rows,
-                        key=lambda r: [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', r[0])])
-    if not ds.ids: raise DataError(f"{bad.path}: no usable rows ({len(ds.skipped)} skipped)")
-    return ds
+    if cut: warnings.warn(f"{bad.path}: {cut} of {len(where_)} example(s) longer than "
+                          f"context_length {context_length} were cut to fit; their ends are not trained on")
+    skipped = sorted(bad.rows + long.rows,
+                     key=lambda r: [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', r[0])])
+    if not where_: raise DataError(f"{bad.path}: no usable rows ({len(skipped)} skipped)")
+    return ex.build(where_, cut, skipped)
 
 # %% ../nbs/07_data.ipynb #60ea6cfb
 def read_dataset(path, tokenizer, context_length:int,
@@ -267,10 +328,12 @@ def read_dataset(path, tokenizer, context_length:int,
 @patch
 def subset(self:TokenDataset, rows) -> TokenDataset:
     "The examples of source rows `rows` (indices into `where`)."
-    keep = set(int(r) for r in rows); idx = [i for i, s in enumerate(self.src) if s in keep]
-    new = {s: j for j, s in enumerate(sorted(keep))}
-    return TokenDataset([self.ids[i] for i in idx], [self.mask[i] for i in idx], [new[self.src[i]] for i in idx],
-                        [self.where[s] for s in sorted(keep)], 0, [])
+    keep = np.unique(np.asarray(list(rows), np.int64)); idx = np.flatnonzero(np.isin(self.src, keep))
+    lens = self.lengths[idx]; ends = np.cumsum(lens)
+    at = np.repeat(self.offsets[idx] - (ends - lens), lens) + np.arange(ends[-1] if len(ends) else 0)   # their tokens
+    return TokenDataset(self.tokens[at], self.masks[at], np.concatenate([[0], ends]),
+                        np.searchsorted(keep, self.src[idx]),
+                        [self.where[s] for s in keep])
 
 @patch
 def split(self:TokenDataset, frac:float, seed:int=0) -> tuple:
@@ -313,7 +376,7 @@ def fill_rows(ds:TokenDataset, T:int, groups) -> dict:
 def build_rows(ds:TokenDataset, T:int, order=None, pack:bool=True) -> dict:
     "All rows `{key: int32 [N, T]}` for the examples of `ds` in `order`, packed (or one per row)."
     order = np.arange(len(ds)) if order is None else np.asarray(order)
-    return fill_rows(ds, T, [order[g] for g in pack_groups([len(ds.ids[i]) - 1 for i in order], T, pack)])
+    return fill_rows(ds, T, [order[g] for g in pack_groups((ds.lengths[order] - 1).tolist(), T, pack)])
 
 def padding_fraction(rows:dict) -> float:
     "Fraction of slots that are padding (`segment_ids == 0`)."
@@ -345,7 +408,7 @@ def plan(self:Loader, epoch:int) -> tuple:
     "`(examples, starts)` of `epoch`: row r holds examples `examples[starts[r]:starts[r+1]]`, rows in batch order."
     if self._cache is None or self._cache[0] != epoch:
         rng = np.random.default_rng([self.seed, epoch]); order = rng.permutation(len(self.ds))
-        groups = pack_groups([len(self.ds.ids[i]) - 1 for i in order], self.T, self.pack)
+        groups = pack_groups((self.ds.lengths[order] - 1).tolist(), self.T, self.pack)
         perm = rng.permutation(len(groups)); lens = np.array([len(groups[p]) for p in perm], np.int64)
         flat = np.fromiter((i for p in perm for i in groups[p]), np.int64, int(lens.sum()))
         self._cache = (epoch, order[flat], np.concatenate([[0], np.cumsum(lens)]))
@@ -391,9 +454,9 @@ def load_state_dict(self:Loader, state:dict):
 def stats(self:Loader, epoch:int|None=None) -> dict:
     "Rows, batches, padding fraction and trained-on tokens of `epoch` (default: the current one)."
     e = self.epoch if epoch is None else epoch; n = len(self.plan(e)[1]) - 1
-    used = sum(len(x) - 1 for x in self.ds.ids)
+    lens = self.ds.lengths; used = int((lens - 1).sum()); first = self.ds.offsets[:-1][lens > 0]
     return {'rows': n, 'steps': self.steps(e), 'padding_fraction': float((n * self.T - used) / (n * self.T)),
-            'loss_tokens': int(sum(int(m[1:].sum()) for m in self.ds.mask))}
+            'loss_tokens': int(self.ds.masks.sum(dtype=np.int64) - self.ds.masks[first].sum(dtype=np.int64))}
 
 # %% ../nbs/07_data.ipynb #d39bad7d
 WORDS = ('apple river stone cloud green tiger paper music light horse table bread water chair dream ocean '
@@ -547,7 +610,7 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
         if eval_size >= len(ds.where) > 0 and eval_size:
             raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
         out = (*ds.split(eval_size / len(ds.where), seed=seed), None) if eval_size else (ds, None, None)
-    if (n := len(pack_groups([len(x) - 1 for x in out[0].ids], T, pack))) < batch_size:
+    if (n := len(pack_groups((out[0].lengths - 1).tolist(), T, pack))) < batch_size:
         raise DataError(f"dataset {dataset}: {n} training row(s) of {T} tokens, fewer than the {batch_size} "
                         "of one optimizer step (batch_size x gradient_accumulation_steps); "
                         "add data or lower the batch")
