@@ -130,10 +130,6 @@ def _peft_stepper(model, cfg:BenchConfig, attention_mask:bool=False):
         return time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), float(loss)
     return step
 
-def _peft_steps(model, batches, cfg:BenchConfig, attention_mask:bool=False) -> list:
-    "(seconds, tokens, loss) of one AdamW step per batch."
-    step = _peft_stepper(model, cfg, attention_mask); return [step(b) for b in batches]
-
 def _ours(framework:str, train_type:str, md, cfg:BenchConfig, ds, **tc_kw):
     "Our trainer of `framework` with the benchmark's settings."
     mod = __import__(f'felafax_lit.train_{framework}', fromlist=['Trainer'])
@@ -232,10 +228,6 @@ def _torchtune_stepper(model, cfg:BenchConfig):
         sync(); return time.perf_counter() - t0, int((b['segment_ids'] > 0).sum()), float(loss)
     return step
 
-def _torchtune_steps(model, batches, cfg:BenchConfig) -> list:
-    "(seconds, tokens, loss) of one step per batch (`_torchtune_stepper`)."
-    step = _torchtune_stepper(model, cfg); return [step(b) for b in batches]
-
 # %% ../nbs/10_benchmarks.ipynb #5ba669ee
 def _peak_rss() -> int:
     "Peak resident memory of this process in bytes."
@@ -255,6 +247,14 @@ def _matmul(framework:str, n:int=2048, reps:int=12) -> float:
         for _ in range(reps): t0 = time.perf_counter(); f(a, a).block_until_ready(); ts.append(time.perf_counter() - t0)
     return 2 * n**3 / float(np.median(ts))
 
+def _stepper(system:str, md, cfg:BenchConfig, ds):
+    "`step(batch) -> (seconds, tokens, loss)` of a PEFT, torchtune or our PyTorch `system`, built here."
+    fw, tt, _ = SYSTEMS[system]
+    if fw == 'peft': return _peft_stepper(_peft_model(md, tt, cfg), cfg)
+    if fw == 'torchtune': return _torchtune_stepper(_torchtune_model(md, tt, cfg), cfg)
+    if fw == 'torch': return _ours_stepper(_ours(fw, tt, md, cfg, ds, compile=cfg.compile), cfg)
+    raise ValueError(f"{system!r} is not a PyTorch system")
+
 def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     "Run one system here; its per-step seconds, tokens and losses, load time and peak RSS."
     if system in CEILINGS: return {'system': system, 'flops': _matmul(system.split('_')[0]), 'peak_rss': _peak_rss()}
@@ -264,10 +264,9 @@ def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     md = Path(model_dir or real_model_dir()); t0 = time.time()
     ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data); n = cfg.warmup + cfg.steps
     if fw in ('peft', 'torchtune'):
-        build, run = (_peft_model, _peft_steps) if fw == 'peft' else (_torchtune_model, _torchtune_steps)
-        model = build(md, tt, cfg); load = time.time() - t0
+        step = _stepper(system, md, cfg, ds); load = time.time() - t0
         ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
-        steps = run(model, [next(ld) for _ in range(n)], cfg)
+        steps = [step(b) for b in [next(ld) for _ in range(n)]]
     else:
         tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **({'compile': cfg.compile} if fw == 'torch' else {}))
         load = time.time() - t0
@@ -358,10 +357,7 @@ def paired_worker(train_type:str, rounds:int=8, cfg:BenchConfig=BenchConfig(), m
     ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
     batches = [next(ld) for _ in range(cfg.warmup + rounds)]; step, first = {}, {}
     for s in names:
-        fw, tt, _ = SYSTEMS[s]
-        step[s] = (_peft_stepper(_peft_model(md, tt, cfg), cfg) if fw == 'peft'
-                   else _torchtune_stepper(_torchtune_model(md, tt, cfg), cfg) if fw == 'torchtune'
-                   else _ours_stepper(_ours(fw, tt, md, cfg, ds, compile=cfg.compile), cfg))
+        step[s] = _stepper(s, md, cfg, ds)
         first[s] = [step[s](b)[2] for b in batches[:cfg.warmup]]   # untimed: compiles
     t = {s: [] for s in names}
     for r in range(rounds):
@@ -415,7 +411,8 @@ def epoch_worker(kind:str, # 'packed' (our PyTorch trainer) or 'padded' (PEFT wi
         steps, loss = len(hist), [r['loss'] for r in hist]
     else:
         model, bs = _peft_model(md, 'lora', cfg), padded_batches(ds, cfg.batch_size, cfg.context_length, cfg.seed)
-        t0 = time.time(); r = _peft_steps(model, bs, cfg, attention_mask=True); wall = time.time() - t0
+        step = _peft_stepper(model, cfg, attention_mask=True)
+        t0 = time.time(); r = [step(b) for b in bs]; wall = time.time() - t0
         pad = float(sum((b['segment_ids'] == 0).sum() for b in bs) / sum(b['segment_ids'].size for b in bs))
         steps, loss = len(bs), [x[2] for x in r]
     return {'kind': kind, 'data': data, 'examples': len(ds), 'tokens': int((ds.lengths - 1).sum()),
@@ -522,26 +519,19 @@ def _profiled_kinds(prof, steps:int) -> dict:
 
 def profile_worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None, steps:int=2) -> dict:
     "`steps` profiled optimizer steps of a PyTorch system (PEFT or ours) after its untimed warmup; ms per step by kind."
-    from torch.profiler import profile, ProfilerActivity, schedule
+    from torch.profiler import profile, ProfilerActivity
     from transformers import AutoTokenizer
-    fw, tt, _ = SYSTEMS[system]
+    fw = SYSTEMS[system][0]
     if fw not in ('peft', 'torch'): raise ValueError(f"profiles are of PEFT and our PyTorch systems, not {system!r}")
     md = Path(model_dir or real_model_dir())
     ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data)
     ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
     batches = [next(ld) for _ in range(cfg.warmup + steps)]
-    if fw == 'peft':
-        model = _peft_model(md, tt, cfg); _peft_steps(model, batches[:cfg.warmup], cfg); t0 = time.perf_counter()
-        with profile(activities=[ProfilerActivity.CPU]) as prof: _peft_steps(model, batches[cfg.warmup:], cfg)
-    else:
-        tr = _ours('torch', tt, md, cfg, ds, max_steps=cfg.warmup + steps, compile=cfg.compile); orig = tr._step
-        prof = profile(activities=[ProfilerActivity.CPU],
-                       schedule=schedule(wait=cfg.warmup - 1, warmup=1, active=steps, repeat=1))
-        def step(b, k, total):
-            if k == cfg.warmup: nonlocal t0; t0 = time.perf_counter()
-            r = orig(b, k, total); prof.step(); return r
-        t0 = None; tr._step = step
-        with prof: tr.fit(ds, progress=False)
+    step = _stepper(system, md, cfg, ds)
+    for b in batches[:cfg.warmup]: step(b)   # untimed: compiles
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for b in batches[cfg.warmup:]: step(b)
     wall = (time.perf_counter() - t0) / steps
     return {'system': system, 'ms': _profiled_kinds(prof, steps), 'step_ms': 1e3 * wall}
 
