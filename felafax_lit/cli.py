@@ -59,8 +59,9 @@ def _model_args(p, precision:str|None='fp32'): # precision None: the demo's, by 
       help="compute dtype; with bf16 the frozen base is stored in bf16, trained weights stay fp32 (default: "
            + ('%(default)s)' if precision else f"{DEMO_BY_BACKEND['torch']['precision']} with --backend torch, "
                                                 f"{DEMO_BY_BACKEND['jax']['precision']} with jax)"))
-    a('--use_gradient_checkpointing', type=_bool, default=False,
-      help="rematerialise each layer's activations in the backward pass (true/false, default: %(default)s)")
+    a('--use_gradient_checkpointing', type=_bool, default=None,
+      help="rematerialise each layer's activations in the backward pass (true/false; default: true with --backend "
+           "jax, whose scanned layers run faster so on a CPU, false with torch)")
     a('--mesh', default=None,
       help="JAX backend: device mesh over axes dp, fsdp, tp, e.g. 'fsdp=8', 'dp=2,fsdp=-1' or 'fsdp=4,tp=2' "
            "(default: all devices on 'fsdp')")
@@ -268,8 +269,11 @@ def hf_options(args) -> dict:
 
 # %% ../nbs/09_cli.ipynb #10b22f54
 def train_config(args) -> TrainConfig:
-    "The `TrainConfig` of parsed options, for either backend (`--use_gradient_checkpointing`: remat 'full')."
-    return TrainConfig.from_dict({**vars(args), 'remat': 'full' if args.use_gradient_checkpointing else 'none'})
+    ("The `TrainConfig` of parsed options, for either backend (`--use_gradient_checkpointing`: remat 'full'; "
+     "not given: 'auto').")
+    gc = args.use_gradient_checkpointing
+    return TrainConfig.from_dict({**vars(args), 'use_gradient_checkpointing': bool(gc),
+                                  'remat': 'auto' if gc is None else 'full' if gc else 'none'})
 
 def lora_config(args) -> LoRAConfig|None:
     "The `LoRAConfig` of parsed options; None for `--train_type full`."

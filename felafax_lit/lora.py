@@ -14,7 +14,7 @@ import optax
 from flax.traverse_util import flatten_dict, unflatten_dict
 from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, write_adapter, PROJECTIONS
-from .model import Dense, Llama
+from .model import Dense, Llama, mixed_einsum
 from .conversion import name_table
 
 # %% auto #0
@@ -37,10 +37,8 @@ class LoRADense(Dense):
         a = self.variable('lora', 'lora_a', lambda: _lora_a_init(self.make_rng('params'), (din, r)))
         b = self.variable('lora', 'lora_b', lambda: jnp.zeros((r, self.features), jnp.float32))
         h = nn.Dropout(self.lora.dropout, deterministic=not self.has_rng('dropout'))(x) if self.lora.dropout else x
-        h = jnp.einsum('...D,DR->...R', h.astype(self.dtype), a.value.astype(self.dtype),
-                       preferred_element_type=jnp.float32)
-        u = jnp.einsum('...R,RF->...F', h.astype(self.dtype), b.value.astype(self.dtype),
-                       preferred_element_type=jnp.float32)
+        h = mixed_einsum('...D,DR->...R', h.astype(self.dtype), a.value.astype(self.dtype))
+        u = mixed_einsum('...R,RF->...F', h.astype(self.dtype), b.value.astype(self.dtype))
         return (y.astype(jnp.float32) + self.lora.scale * u).astype(y.dtype)
 
 # %% ../nbs/04_lora.ipynb #788b44d4

@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_model.ipynb #59d48cb5
 from __future__ import annotations
-import math
+import math, string
 from functools import partial
 from typing import Any, Callable
 import numpy as np
@@ -13,9 +13,36 @@ import flax.linen as nn
 from .core import LlamaConfig
 
 # %% auto #0
-__all__ = ['REMAT_POLICIES', 'Dense', 'RMSNorm', 'rope_frequencies', 'rope_angles', 'apply_rope', 'attention_mask', 'attend',
-           'Attention', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step', 'sample_token',
-           'stream', 'generate']
+__all__ = ['REMAT_POLICIES', 'mixed_einsum', 'Dense', 'RMSNorm', 'rope_frequencies', 'rope_angles', 'apply_rope',
+           'attention_mask', 'attend', 'Attention', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache',
+           'decode_step', 'sample_token', 'stream', 'generate']
+
+# %% ../nbs/01_model.ipynb #28d90728
+def _subscripts(spec:str, a, b) -> tuple:
+    "(lhs, rhs, out) subscripts of a two-operand einsum `spec`, an ellipsis spelled out in letters `spec` does not use."
+    ins, out = spec.replace(' ', '').split('->'); l, r = ins.split(',')
+    n = max([x.ndim - len(s.replace('...', '')) for s, x in ((l, a), (r, b)) if '...' in s], default=0)
+    e = ''.join([ch for ch in string.ascii_letters if ch not in spec][:n])
+    fill = lambda s, nd: s.replace('...', e[n - (nd - len(s.replace('...', ''))):]) if '...' in s else s
+    return fill(l, a.ndim), fill(r, b.ndim), out.replace('...', e)
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _mixed(subs, a, b): return jnp.einsum('{},{}->{}'.format(*subs), a, b, preferred_element_type=jnp.float32)
+def _mixed_fwd(subs, a, b): return _mixed(subs, a, b), (a, b)
+def _mixed_bwd(subs, res, g):
+    (l, r, o), (a, b) = subs, res
+    ga = jnp.einsum(f'{o},{r}->{l}', g.astype(a.dtype), b, preferred_element_type=jnp.float32)
+    gb = jnp.einsum(f'{l},{o}->{r}', a, g.astype(b.dtype), preferred_element_type=jnp.float32)
+    return ga.astype(a.dtype), gb.astype(b.dtype)
+_mixed.defvjp(_mixed_fwd, _mixed_bwd)
+
+def mixed_einsum(spec:str, a, b):
+    ("Two-operand `jnp.einsum` accumulated in float32 (a float32 result); its backward multiplies the cotangent, "
+     "cast to the operands' dtype, by the other operand, again accumulating in float32.")
+    l, r, o = subs = _subscripts(spec, a, b)
+    if a.dtype != b.dtype or not (set(l) <= set(r + o) and set(r) <= set(l + o)):   # mixed dtypes, one-sided sums
+        return jnp.einsum(spec, a, b, preferred_element_type=jnp.float32)
+    return _mixed(subs, a, b)
 
 # %% ../nbs/01_model.ipynb #2b6729d7
 class Dense(nn.Module):
@@ -33,12 +60,12 @@ class Dense(nn.Module):
         k = self.get_variable('params', 'kernel')
         # one checkpointed unit: nothing dense is saved for the backward
         if hasattr(k, 'dequantize') and self.remat_dequant:
-            mm = lambda x: jnp.einsum('...D,DF->...F', x, k.dequantize(self.dtype), preferred_element_type=jnp.float32)
+            mm = lambda x: mixed_einsum('...D,DF->...F', x, k.dequantize(self.dtype))
             return jax.checkpoint(mm, prevent_cse=False)(x.astype(self.dtype)).astype(self.out_dtype or self.dtype)
         if hasattr(k, 'dequantize'): k = k.dequantize(self.dtype)
         else: k = jnp.asarray(self.param('kernel', self.kernel_init, (x.shape[-1], self.features),
                                          self.param_dtype), self.dtype)
-        y = jnp.einsum('...D,DF->...F', x.astype(self.dtype), k, preferred_element_type=jnp.float32)
+        y = mixed_einsum('...D,DF->...F', x.astype(self.dtype), k)
         return y.astype(self.out_dtype or self.dtype)
 
 # %% ../nbs/01_model.ipynb #843592ec
@@ -96,10 +123,10 @@ def attend(q, k, v, mask, dtype):
     "Masked softmax attention: q `[B,T,N,H]`, k and v `[B,S,K,H]`, mask `[B,T,S]` -> `[B,T,N*H]`."
     B, T, N, H = q.shape; K = k.shape[2]
     q = q.reshape(B, T, K, N // K, H)
-    s = jnp.einsum('BTKGH,BSKH->BKGTS', q, k, preferred_element_type=jnp.float32) * H ** -0.5
+    s = mixed_einsum('BTKGH,BSKH->BKGTS', q, k) * H ** -0.5
     s = jnp.where(mask[:, None, None], s, jnp.finfo(jnp.float32).min)
     p = jax.nn.softmax(s, axis=-1).astype(dtype)
-    return jnp.einsum('BKGTS,BSKH->BTKGH', p, v.astype(dtype)).reshape(B, T, N * H)
+    return mixed_einsum('BKGTS,BSKH->BTKGH', p, v.astype(dtype)).astype(dtype).reshape(B, T, N * H)
 
 # %% ../nbs/01_model.ipynb #4b874274
 class Attention(nn.Module):
@@ -199,7 +226,7 @@ class Llama(nn.Module):
     def head(self, x, embed):
         "Float32 logits from the final hidden states (tied: the embedding matrix)."
         if self.config.tie_word_embeddings:
-            return jnp.einsum('BTD,VD->BTV', x, embed.embedding.astype(self.dtype), preferred_element_type=jnp.float32)
+            return mixed_einsum('BTD,VD->BTV', x, embed.embedding.astype(self.dtype))
         return self.dense(self.config.vocab_size, dtype=self.dtype, param_dtype=self.param_dtype,
                           out_dtype=jnp.float32, name='lm_head')(x)
 

@@ -18,7 +18,7 @@ from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
 from .training import TrainConfig, TrainerBase, check_backend, lr_schedule
-from .model import Llama, generate
+from .model import Llama, generate, mixed_einsum
 from .lora import lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
 from .conversion import save_hf
@@ -66,6 +66,7 @@ def compute_dtype(tc:TrainConfig):
 
 def build_model(c:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None) -> Llama:
     "The model `tc.train_type` trains: a `Llama` (full) or one whose projections are `LoRADense`."
+    tc = check_backend(tc, 'jax')
     if tc.train_type == 'full': return Llama(c, dtype=compute_dtype(tc), param_dtype=jnp.float32, remat=tc.remat_policy)
     return lora_model(c, lora or LoRAConfig(), dtype=compute_dtype(tc), param_dtype=compute_dtype(tc),
                       remat=tc.remat_policy)
@@ -103,18 +104,17 @@ def _lora_head(y, x, lo, cfg:LoRAConfig, dtype, rng):
     if cfg.dropout and rng is not None:
         keep = jax.random.bernoulli(jax.random.fold_in(rng, 0x4EAD), 1 - cfg.dropout, x.shape)
         x = jnp.where(keep, x / (1 - cfg.dropout), 0).astype(x.dtype)
-    h = jnp.einsum('...D,DR->...R', x.astype(dtype), lo['lora_a'].astype(dtype), preferred_element_type=jnp.float32)
-    return y + cfg.scale * jnp.einsum('...R,RV->...V', h.astype(dtype), lo['lora_b'].astype(dtype),
-                                      preferred_element_type=jnp.float32)
+    h = mixed_einsum('...D,DR->...R', x.astype(dtype), lo['lora_a'].astype(dtype))
+    return y + cfg.scale * mixed_einsum('...R,RV->...V', h.astype(dtype), lo['lora_b'].astype(dtype))
 
 # %% ../nbs/08a_train_jax.ipynb #5851360c
 def head_logits(model:Llama, variables:dict, x, rng=None):
     "Float32 logits `[..., V]` of final hidden states `x` `[..., D]`, exactly as `model`'s head computes them."
     c, dt, p = model.config, model.dtype, variables['params']
     if c.tie_word_embeddings:
-        return jnp.einsum('...D,VD->...V', x, p['embed']['embedding'].astype(dt), preferred_element_type=jnp.float32)
+        return mixed_einsum('...D,VD->...V', x.astype(dt), p['embed']['embedding'].astype(dt))
     k = p['lm_head']['kernel']; k = k.dequantize(dt) if hasattr(k, 'dequantize') else jnp.asarray(k, dt)
-    y = jnp.einsum('...D,DV->...V', x.astype(dt), k, preferred_element_type=jnp.float32)
+    y = mixed_einsum('...D,DV->...V', x.astype(dt), k)
     lo = variables.get('lora', {}).get('lm_head')
     return y if lo is None else _lora_head(y, x, lo, model.dense.keywords['lora'], dt, rng)
 

@@ -156,7 +156,7 @@ def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
                 shard:bool|None=None, # FSDP2 over the default process group; None: when one is initialised
                ) -> nn.Module:
     "Load `model_dir` for `tc.train_type`: 4-bit base for qlora/hqq_lora, fp32 adapters, checkpointing, FSDP2."
-    full = tc.train_type == 'full'
+    tc = check_backend(tc, 'torch'); full = tc.train_type == 'full'
     model = load_quantized(model_dir, QUANT_OF[tc.train_type],
                            compute_dtype=torch.float32 if full else DTYPES[tc.precision],
                            device=device or default_device(), progress=False)

@@ -5,7 +5,7 @@
 # %% ../nbs/08_training.ipynb #59a81f7d
 from __future__ import annotations
 import json, math, os, re, socket, subprocess, sys, time
-from dataclasses import dataclass, asdict, fields
+from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 from typing import Any
 import numpy as np
@@ -18,14 +18,14 @@ from .core import dataset_identity, train_flops_per_token, peak_flops, speed_met
 from .data import Loader, TokenDataset, build_rows
 
 # %% auto #0
-__all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'TrainingDiverged',
-           'TrainConfig', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase', 'free_port', 'launch',
-           'run_fresh']
+__all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
+           'TrainingDiverged', 'TrainConfig', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase',
+           'free_port', 'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
 BACKEND_TRAIN_TYPES = {'jax': ('full', 'lora', 'qlora'), 'torch': TRAIN_TYPES}
-SCHEDULERS, PRECISIONS, REMATS = ('cosine', 'linear', 'constant'), ('fp32', 'bf16'), ('none', 'full', 'dots')
+SCHEDULERS, PRECISIONS, REMATS = ('cosine', 'linear', 'constant'), ('fp32', 'bf16'), ('auto', 'none', 'full', 'dots')
 LOG_TO = ('stdout', 'tensorboard', 'wandb')
 TORCH_ONLY = ('use_cpu_offload', 'compile')   # TrainConfig fields only the PyTorch trainer has
 
@@ -56,8 +56,9 @@ class TrainConfig:
     log_steps:int=1 # print metrics every this many steps
     log_to:str='stdout' # metrics go to stdout and metrics.csv; also 'tensorboard' or 'wandb' if installed
     precision:str='fp32' # 'fp32', or 'bf16' compute (bf16 frozen base; trained weights stay fp32)
-    remat:str='none' # activation rematerialisation: 'none', 'full' or 'dots' (PyTorch: any but 'none' checkpoints)
-    # recompute each decoder layer in the backward (remat 'full' if remat is 'none')
+    # activation rematerialisation: 'auto' (AUTO_REMAT), 'none', 'full' or 'dots' (PyTorch: any but 'none' checkpoints)
+    remat:str='auto'
+    # recompute each decoder layer in the backward (remat 'full' if remat is 'none' or 'auto')
     use_gradient_checkpointing:bool=False
     pack:bool=True # pack several examples per row
     seed:int=42 # data order, adapter init, dropout
@@ -79,17 +80,19 @@ def from_dict(cls:TrainConfig, d:dict) -> TrainConfig:
 
 @patch(as_prop=True)
 def remat_policy(self:TrainConfig) -> str:
-    "Activation rematerialisation to apply: `remat`, or 'full' when only `use_gradient_checkpointing` is set."
-    return 'full' if self.remat == 'none' and self.use_gradient_checkpointing else self.remat
+    "Activation rematerialisation to apply: `remat`, or 'full' when `use_gradient_checkpointing` is set and it is not."
+    return 'full' if self.remat in ('none', 'auto') and self.use_gradient_checkpointing else self.remat
+
+AUTO_REMAT = {'jax': 'full', 'torch': 'none'}   # what remat 'auto' means in each trainer
 
 def check_backend(tc:TrainConfig, backend:str) -> TrainConfig:
-    "Raise a `TrainError` for a setting `backend` ('jax' or 'torch') does not have; `tc`."
+    "Raise a `TrainError` for a setting `backend` ('jax' or 'torch') does not have; `tc`, remat 'auto' settled."
     ok = BACKEND_TRAIN_TYPES[backend]
     _check(tc.train_type in ok,
            f"train_type {tc.train_type!r} is not available in the {backend} trainer ({', '.join(ok)})")
     extra = [k for k in TORCH_ONLY if backend == 'jax' and getattr(tc, k)]
     _check(not extra, f"{', '.join(extra)}: PyTorch trainer only")
-    return tc
+    return replace(tc, remat=AUTO_REMAT[backend]) if tc.remat == 'auto' else tc
 
 # %% ../nbs/08_training.ipynb #dba19b67
 def warmup_steps(tc:TrainConfig, total_steps:int) -> int:
