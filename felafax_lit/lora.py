@@ -18,12 +18,18 @@ from .model import Dense, Llama, mixed_einsum
 from .conversion import name_table
 
 # %% auto #0
-__all__ = ['LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'merge_lora', 'unmerge_lora', 'save_peft', 'load_peft']
+__all__ = ['lora_update', 'LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'merge_lora', 'unmerge_lora', 'save_peft',
+           'load_peft']
 
 # %% ../nbs/04_lora.ipynb #b9c30712
 def _lora_a_init(key, shape, dtype=jnp.float32):
     "PEFT's default for A: Kaiming-uniform with a=sqrt(5), i.e. U(-1/sqrt(in), 1/sqrt(in))."
     return jax.random.uniform(key, shape, dtype, -1, 1) * shape[0] ** -0.5
+
+def lora_update(x, a, b, scale:float, dtype):
+    "`scale * (x @ a) @ b` in float32: the adapter's contribution, its two products in `dtype` (`mixed_einsum`)."
+    h = mixed_einsum('...D,DR->...R', x.astype(dtype), a.astype(dtype))
+    return scale * mixed_einsum('...R,RF->...F', h.astype(dtype), b.astype(dtype))
 
 class LoRADense(Dense):
     "A `Dense` plus a low-rank adapter (collection 'lora') when its module path matches `lora.targets`."
@@ -37,9 +43,7 @@ class LoRADense(Dense):
         a = self.variable('lora', 'lora_a', lambda: _lora_a_init(self.make_rng('params'), (din, r)))
         b = self.variable('lora', 'lora_b', lambda: jnp.zeros((r, self.features), jnp.float32))
         h = nn.Dropout(self.lora.dropout, deterministic=not self.has_rng('dropout'))(x) if self.lora.dropout else x
-        h = mixed_einsum('...D,DR->...R', h.astype(self.dtype), a.value.astype(self.dtype))
-        u = mixed_einsum('...R,RF->...F', h.astype(self.dtype), b.value.astype(self.dtype))
-        return (y.astype(jnp.float32) + self.lora.scale * u).astype(y.dtype)
+        return (y.astype(jnp.float32) + lora_update(h, a.value, b.value, self.lora.scale, self.dtype)).astype(y.dtype)
 
 # %% ../nbs/04_lora.ipynb #788b44d4
 def lora_model(config:LlamaConfig, lora:LoRAConfig=LoRAConfig(), **kw) -> Llama:

@@ -19,7 +19,7 @@ from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
 from .training import TrainConfig, TrainerBase, check_backend, lr_schedule
 from .model import Llama, generate, mixed_einsum
-from .lora import lora_model, init_lora, merge_lora, save_peft
+from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
 from .conversion import save_hf
 from .quant_jax import quantize_params
@@ -104,8 +104,7 @@ def _lora_head(y, x, lo, cfg:LoRAConfig, dtype, rng):
     if cfg.dropout and rng is not None:
         keep = jax.random.bernoulli(jax.random.fold_in(rng, 0x4EAD), 1 - cfg.dropout, x.shape)
         x = jnp.where(keep, x / (1 - cfg.dropout), 0).astype(x.dtype)
-    h = mixed_einsum('...D,DR->...R', x.astype(dtype), lo['lora_a'].astype(dtype))
-    return y + cfg.scale * mixed_einsum('...R,RV->...V', h.astype(dtype), lo['lora_b'].astype(dtype))
+    return y + lora_update(x, lo['lora_a'], lo['lora_b'], cfg.scale, dtype)
 
 # %% ../nbs/08a_train_jax.ipynb #5851360c
 def head_logits(model:Llama, variables:dict, x, rng=None):
