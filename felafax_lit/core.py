@@ -604,12 +604,22 @@ def arrays_identity(leaves) -> str:
         h.update(a[::max(1, a.size // 4096)].tobytes())
     return h.hexdigest()[:16]
 
-def dataset_identity(ds) -> str:
-    "Fingerprint of a tokenized dataset: every example's token ids and loss mask."
+def dataset_identity(ds, chunk:int=4096) -> str:
+    ("Fingerprint of a tokenized dataset: every example's token ids and loss mask; a flat `TokenDataset` is converted "
+     "`chunk` examples at a time, to the same digest as example by example.")
     import numpy as np
     h = hashlib.sha256(str(len(ds.ids)).encode())
-    for ids, m in zip(ds.ids, ds.mask):
-        h.update(np.asarray(ids, np.int64).tobytes()); h.update(np.asarray(m, np.int8).tobytes())
+    if not all(hasattr(ds, a) for a in ('tokens', 'masks', 'offsets')):
+        for ids, m in zip(ds.ids, ds.mask):
+            h.update(np.asarray(ids, np.int64).tobytes()); h.update(np.asarray(m, np.int8).tobytes())
+        return h.hexdigest()[:16]
+    o = np.asarray(ds.offsets, np.int64)
+    for s in range(0, len(o) - 1, chunk):   # examples s..e-1: ids as int64 bytes, masks as int8 bytes
+        e = min(s + chunk, len(o) - 1); a, b = int(o[s]), int(o[e])
+        t = memoryview(np.asarray(ds.tokens[a:b], np.int64)).cast('B')
+        m = memoryview(np.asarray(ds.masks[a:b], np.int8)).cast('B')
+        for x, y in zip((o[s:e] - a).tolist(), (o[s + 1:e + 1] - a).tolist()):
+            h.update(t[8 * x:8 * y]); h.update(m[x:y])
     return h.hexdigest()[:16]
 
 # %% ../nbs/00_core.ipynb #8f43e9fb

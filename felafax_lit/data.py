@@ -4,7 +4,9 @@
 
 # %% ../nbs/07_data.ipynb #cadb952b
 from __future__ import annotations
-import bisect, heapq, json, re, warnings
+import bisect, heapq, itertools, json, re, warnings
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Iterator
@@ -14,12 +16,13 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'HF_SUFFIXES',
-           'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'SEED_TASKS', 'DataError', 'BadRows', 'read_json_rows',
-           'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca', 'encode_chat', 'encode_text',
-           'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'Ragged', 'TokenDataset', 'tokenize_rows',
-           'read_dataset', 'pack_groups', 'fill_rows', 'build_rows', 'padding_fraction', 'packed_attention_mask',
-           'Loader', 'make_task_dataset', 'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows',
-           'read_hf_dataset', 'parse_columns', 'is_task', 'load_datasets', 'seed_tasks_path']
+           'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'SEED_TASKS', 'DataError', 'BadRows', 'iter_json_rows',
+           'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca',
+           'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'Places', 'Ragged',
+           'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'fill_rows', 'build_rows',
+           'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match', 'is_hf_dataset',
+           'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task', 'load_datasets',
+           'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -48,6 +51,22 @@ def _need_file(path) -> bytes:
     if not b.strip(): raise DataError(f"dataset file is empty: {p}")
     return b
 
+def _first_byte(path) -> bytes:
+    "The first byte of dataset file `path` that is not whitespace (after a UTF-8 BOM), read a block at a time."
+    p = Path(path)
+    if not p.is_file(): raise FileNotFoundError(f"dataset file not found: {p}")
+    with open(p, 'rb') as f:
+        b = f.read(1 << 16).removeprefix(b'\xef\xbb\xbf')
+        while b:
+            if s := b.lstrip(): return s[:1]
+            b = f.read(1 << 16)
+    raise DataError(f"dataset file is empty: {p}")
+
+def _lines(path):
+    "`(n, line)` for each line of file `path` (bytes, from 1, a UTF-8 BOM removed), read as the file is iterated."
+    with open(path, 'rb') as f:
+        for n, line in enumerate(f, 1): yield n, line.removeprefix(b'\xef\xbb\xbf') if n == 1 else line
+
 def _line_of(b:bytes, offset:int) -> int: return b.count(b'\n', 0, offset) + 1
 
 # %% ../nbs/07_data.ipynb #62d437e8
@@ -59,22 +78,24 @@ def _json_list(path, b:bytes) -> list:
     if not isinstance(data, list): raise DataError(f"{path}: expected a JSON list of rows")
     return [(f"index {i}", r) for i, r in enumerate(data)]
 
-def _jsonl(b:bytes, bad:BadRows) -> list:
-    "(where, row) for each non-blank line of the JSONL bytes `b`; bad lines go to `bad`."
-    rows = []
-    for n, line in enumerate(b.split(b'\n'), 1):
+def _jsonl(path, bad:BadRows):
+    "(where, row) for each non-blank line of JSONL file `path`, parsed as it is read; bad lines go to `bad`."
+    for n, line in _lines(path):
         if not line.strip(): continue
-        try: rows.append((f"line {n}", json.loads(line.decode('utf-8'))))
+        try: yield f"line {n}", json.loads(line.decode('utf-8'))
         except UnicodeDecodeError as e: bad(f"line {n}", f"not valid UTF-8 (byte {e.start} of the line)")
         except json.JSONDecodeError as e: bad(f"line {n}", f"invalid JSON: {e.msg} (column {e.colno})")
-    return rows
 
 # %% ../nbs/07_data.ipynb #e931261b
-def read_json_rows(path, on_bad_row:str|BadRows='raise') -> list:
-    "Rows of a JSON-list or JSONL file as `(where, row)` pairs, e.g. `('line 3', {...})`."
+def iter_json_rows(path, on_bad_row:str|BadRows='raise'):
+    ("`(where, row)` pairs of a JSON-list or JSONL file, e.g. `('line 3', {...})`: a JSONL file is read and parsed "
+     "line by line as the pairs are taken (a JSON list is parsed whole).")
     bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(path, on_bad_row)
-    b = _need_file(path)
-    return _json_list(path, b) if b.lstrip()[:1] == b'[' else _jsonl(b, bad)
+    return iter(_json_list(path, _need_file(path))) if _first_byte(path) == b'[' else _jsonl(path, bad)
+
+def read_json_rows(path, on_bad_row:str|BadRows='raise') -> list:
+    "Rows of a JSON-list or JSONL file as a list of `(where, row)` pairs, e.g. `('line 3', {...})`."
+    return list(iter_json_rows(path, on_bad_row))
 
 # %% ../nbs/07_data.ipynb #7227b446
 def _text_files(paths) -> list:
@@ -83,20 +104,26 @@ def _text_files(paths) -> list:
     if not paths: raise FileNotFoundError(f"no .txt files in {given}")
     return [Path(p) for p in paths]
 
-def read_text_rows(paths, per:str='line', on_bad_row:str|BadRows='raise') -> list:
-    "Documents of plain-text files as `(where, {'text': ...})` pairs, one per non-blank line or one per file."
-    if per not in ('line', 'file'): raise ValueError(f"per must be 'line' or 'file', got {per!r}")
-    bad, rows = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(paths, on_bad_row), []
-    for p in _text_files(paths):
-        b = _need_file(p)
-        parts = ([(f"{p.name}", b)] if per == 'file'
-                 else [(f"{p.name} line {n}", l) for n, l in enumerate(b.split(b'\n'), 1) if l.strip()])
+def _text_rows(paths, per, bad):
+    for p in paths:
+        if per == 'file': parts = [(p.name, _need_file(p))]
+        else: _first_byte(p); parts = ((f"{p.name} line {n}", l) for n, l in _lines(p) if l.strip())
         for where, chunk in parts:
-            try: rows.append((where, {'text': chunk.decode('utf-8').rstrip('\r\n') if per == 'line'
-                                      else chunk.decode('utf-8')}))
+            try: yield where, {'text': chunk.decode('utf-8').rstrip('\r\n') if per == 'line'
+                                       else chunk.decode('utf-8')}
             except UnicodeDecodeError as e:
                 bad(where, f"not valid UTF-8 (line {_line_of(chunk, e.start)} of the document)")
-    return rows
+
+def iter_text_rows(paths, per:str='line', on_bad_row:str|BadRows='raise'):
+    ("`(where, {'text': ...})` pairs of plain-text files, one per non-blank line (read as they are taken) "
+     "or one per file.")
+    if per not in ('line', 'file'): raise ValueError(f"per must be 'line' or 'file', got {per!r}")
+    bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(paths, on_bad_row)
+    return _text_rows(_text_files(paths), per, bad)
+
+def read_text_rows(paths, per:str='line', on_bad_row:str|BadRows='raise') -> list:
+    "Documents of plain-text files as a list of `(where, {'text': ...})` pairs, one per non-blank line or one per file."
+    return list(iter_text_rows(paths, per, on_bad_row))
 
 # %% ../nbs/07_data.ipynb #52f268fe
 ALPACA_PROMPT = ("Below is an instruction that describes a task, paired with an input that provides further context. "
@@ -211,6 +238,36 @@ def fit(ids:np.ndarray, mask:np.ndarray, T:int, split:bool=False) -> list:
     if first > T: raise PromptTooLong(f"prompt alone is {first} tokens, longer than context_length {T}")
     return [(ids[:T+1], mask[:T+1])]
 
+# %% ../nbs/07_data.ipynb #6993139b
+class Places(Sequence):
+    ("Where each source row came from ('line 7', 'a.txt line 3', 'row 12'), stored as a prefix number and a row "
+     "number per row (12 bytes) instead of a string per row; reads back as the strings.")
+    def __init__(self, items=()):
+        self.prefixes, self._ix, self._kind, self._num = [], {}, array('i'), array('q')
+        for w in items: self.append(w)
+    def append(self, where:str):
+        head, sep, tail = where.rpartition(' ')
+        number = sep and tail.isascii() and tail.isdigit() and str(int(tail)) == tail   # not '007': kept whole
+        p, n = (head, int(tail)) if number else (where, -1)
+        if (k := self._ix.get(p)) is None: k = self._ix[p] = len(self.prefixes); self.prefixes.append(p)
+        self._kind.append(k); self._num.append(n)
+    def take(self, idx) -> Places:
+        "The places at indices `idx`, as `Places`."
+        out = Places(); out.prefixes, out._ix = list(self.prefixes), dict(self._ix)
+        idx = np.asarray(idx, np.int64)
+        out._kind.frombytes(np.frombuffer(self._kind, np.int32)[idx].tobytes())
+        out._num.frombytes(np.frombuffer(self._num, np.int64)[idx].tobytes()); return out
+    def __len__(self): return len(self._kind)
+    def __getitem__(self, i):
+        if isinstance(i, slice): return [self[j] for j in range(*i.indices(len(self)))]
+        p, n = self.prefixes[self._kind[i]], self._num[i]
+        return p if n < 0 else f"{p} {n}"
+    def __eq__(self, other): return isinstance(other, Sequence) and list(self) == list(other)
+    def __add__(self, other): return list(self) + list(other)
+    def __repr__(self): return f"Places({self[:3]}{'...' if len(self) > 3 else ''}, {len(self)} rows)"
+    @property
+    def nbytes(self) -> int: return len(self) * 12
+
 # %% ../nbs/07_data.ipynb #dbbb04d6
 class Ragged:
     "Read-only rows of a ragged array stored flat: row `i` is `flat[offsets[i]:offsets[i+1]]` (a view)."
@@ -230,7 +287,7 @@ class TokenDataset:
     masks: np.ndarray     # int8, beside `tokens`
     offsets: np.ndarray   # int64 [n + 1]: example i is tokens[offsets[i]:offsets[i + 1]]
     src: np.ndarray       # int64 [n]: index into `where` of each example's source row
-    where: list           # location of each source row, e.g. 'line 7'
+    where: Places         # location of each source row, e.g. 'line 7'
     n_truncated: int = 0  # examples cut to fit the context length
     skipped: list = field(default_factory=list)   # (where, reason) of every skipped row
     def __len__(self): return len(self.offsets) - 1
@@ -242,7 +299,8 @@ class TokenDataset:
     @property
     def lengths(self) -> np.ndarray: return np.diff(self.offsets)
     @property
-    def nbytes(self) -> int: return sum(a.nbytes for a in (self.tokens, self.masks, self.offsets, self.src))
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.tokens, self.masks, self.offsets, self.src, self.where))
     def __repr__(self):
         return (f"TokenDataset({len(self)} examples, {len(self.tokens)} tokens, {len(self.where)} source rows, "
                 f"{len(self.skipped)} skipped)")
@@ -272,7 +330,8 @@ class _Examples:
             tk, m, ln, s = c.pop(0)
             tokens[t:t + len(tk)], masks[t:t + len(tk)], lengths[e:e + len(ln)], src[e:e + len(ln)] = tk, m, ln, s
             t += len(tk); e += len(ln); del tk, m, ln, s
-        return TokenDataset(tokens, masks, np.concatenate([[0], np.cumsum(lengths)]), src, list(where), n_truncated,
+        where = where if isinstance(where, Places) else Places(where)
+        return TokenDataset(tokens, masks, np.concatenate([[0], np.cumsum(lengths)]), src, where, n_truncated,
                             list(skipped))
 
 @patch(cls_method=True)
@@ -282,7 +341,7 @@ def from_examples(cls:TokenDataset, ids, mask, src=None, where=None) -> TokenDat
     ex = _Examples(); src = range(len(ids)) if src is None else src
     for a, m, s in zip(ids, mask, src, strict=True): ex.add(a, m, int(s))
     n = 1 + max(map(int, src), default=-1)
-    return ex.build([f"index {i}" for i in range(n)] if where is None else where)
+    return ex.build((f"index {i}" for i in range(n)) if where is None else where)
 
 # %% ../nbs/07_data.ipynb #a3a07b43
 def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
@@ -293,7 +352,7 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
     enc = format if callable(format) else ENCODERS[format]   # a callable: (row, tokenizer) -> (ids, mask)
     bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(name, on_bad_row)
     long = BadRows(bad.path, on_long_prompt, 'row(s) with a prompt longer than the context length')
-    ex, where_, cut = _Examples(), [], 0
+    ex, where_, cut = _Examples(), Places(), 0
     for k, r in enumerate(rows):
         where, row = r if isinstance(r, tuple) else (f"index {k}", r)
         try: ids, mask = enc(row, tokenizer); pieces = fit(ids, mask, context_length, split=format == 'text')
@@ -316,12 +375,14 @@ def read_dataset(path, tokenizer, context_length:int,
                  on_bad_row:str='raise', # 'raise' or 'skip' malformed rows
                  on_long_prompt:str='raise', # 'raise' or 'skip' rows whose prompt exceeds `context_length`
                  text_per:str='line') -> TokenDataset: # text: one document per 'line' or per 'file'
-    "Read, encode and fit a dataset file (or a directory of `.txt` files) into a `TokenDataset`."
+    ("Read, encode and fit a dataset file (or a directory of `.txt` files) into a `TokenDataset`, "
+     "row by row as the file is read.")
     bad, plain = BadRows(path, on_bad_row), Path(path).suffix == '.txt' or Path(path).is_dir()
     if format == 'auto' and plain: format = 'text'
-    rows = read_text_rows(path, text_per, bad) if plain else read_json_rows(path, bad)
+    rows = iter_text_rows(path, text_per, bad) if plain else iter_json_rows(path, bad)
     if format == 'auto':
-        format = 'chat' if rows and isinstance(rows[0][1], dict) and 'messages' in rows[0][1] else 'alpaca'
+        first = next(rows, None); rows = itertools.chain([first] if first else [], rows)
+        format = 'chat' if first and isinstance(first[1], dict) and 'messages' in first[1] else 'alpaca'
     return tokenize_rows(rows, tokenizer, context_length, format, bad, on_long_prompt)
 
 # %% ../nbs/07_data.ipynb #e18548d8
@@ -333,7 +394,7 @@ def subset(self:TokenDataset, rows) -> TokenDataset:
     at = np.repeat(self.offsets[idx] - (ends - lens), lens) + np.arange(ends[-1] if len(ends) else 0)   # their tokens
     return TokenDataset(self.tokens[at], self.masks[at], np.concatenate([[0], ends]),
                         np.searchsorted(keep, self.src[idx]),
-                        [self.where[s] for s in keep])
+                        self.where.take(keep))
 
 @patch
 def split(self:TokenDataset, frac:float, seed:int=0) -> tuple:
