@@ -290,6 +290,8 @@ class TokenDataset:
     where: Places         # location of each source row, e.g. 'line 7'
     n_truncated: int = 0  # examples cut to fit the context length
     skipped: list = field(default_factory=list)   # (where, reason) of every skipped row
+    def __post_init__(self):
+        if not isinstance(self.where, Places): self.where = Places(self.where or ())
     def __len__(self): return len(self.offsets) - 1
     def __getitem__(self, i): return self.ids[i], self.mask[i]
     @property
@@ -330,7 +332,6 @@ class _Examples:
             tk, m, ln, s = c.pop(0)
             tokens[t:t + len(tk)], masks[t:t + len(tk)], lengths[e:e + len(ln)], src[e:e + len(ln)] = tk, m, ln, s
             t += len(tk); e += len(ln); del tk, m, ln, s
-        where = where if isinstance(where, Places) else Places(where)
         return TokenDataset(tokens, masks, np.concatenate([[0], np.cumsum(lengths)]), src, where, n_truncated,
                             list(skipped))
 
