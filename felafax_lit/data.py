@@ -240,13 +240,13 @@ def fit(ids:np.ndarray, mask:np.ndarray, T:int, split:bool=False) -> list:
 
 # %% ../nbs/07_data.ipynb #6993139b
 class Places(Sequence):
-    ("Where each source row came from ('line 7', 'a.txt line 3', 'row 12'), stored as a prefix number and a row "
-     "number per row (12 bytes) instead of a string per row; reads back as the strings.")
+    ("Where each source row came from ('line 7', 'a.txt line 3', 'row 12'), stored as the index of its prefix and its "
+     "number (12 bytes a row) instead of a string per row; reads back as the strings.")
     def __init__(self, items=()):
         self.prefixes, self._ix, self._kind, self._num = [], {}, array('i'), array('q')
         for w in items: self.append(w)
     def append(self, where:str):
-        head, sep, tail = where.rpartition(' ')
+        where = str(where); head, sep, tail = where.rpartition(' ')
         number = sep and tail.isascii() and tail.isdigit() and str(int(tail)) == tail   # not '007': kept whole
         p, n = (head, int(tail)) if number else (where, -1)
         if (k := self._ix.get(p)) is None: k = self._ix[p] = len(self.prefixes); self.prefixes.append(p)
@@ -262,7 +262,8 @@ class Places(Sequence):
         if isinstance(i, slice): return [self[j] for j in range(*i.indices(len(self)))]
         p, n = self.prefixes[self._kind[i]], self._num[i]
         return p if n < 0 else f"{p} {n}"
-    def __eq__(self, other): return isinstance(other, Sequence) and list(self) == list(other)
+    def __eq__(self, other):
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
     def __add__(self, other): return list(self) + list(other)
     def __repr__(self): return f"Places({self[:3]}{'...' if len(self) > 3 else ''}, {len(self)} rows)"
     @property
