@@ -730,7 +730,7 @@ def main(out:str='bench_results', # output directory
          # benchmark a preset's shape with random weights instead of SmolLM2-135M (e.g. llama3.1-8b on a GPU)
          preset:str='',
          profiles:bool=True, demo:bool=True, epochs:bool=True, curves:bool=True, plans:bool=True, # extra parts
-         paired:int=8, # rounds of interleaved steps per train type in one process (0: none)
+         paired:int=12, # rounds of interleaved steps per train type in one process (0: none)
          dataset_gb:float=0.0): # also measure the memory of loading a parquet file of this many GB (0: no)
     "Run the benchmarks and write results, tables and plots into `out`."
     o = Path(out); o.mkdir(parents=True, exist_ok=True); has_tt = importlib.util.find_spec('torchtune') is not None

@@ -31,9 +31,10 @@ from .fsdp import grad_norm, decoder_layer_classes
 
 # %% auto #0
 __all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'COMPILE_MEMORY_BUDGET', 'clip_grads_', 'model_inputs', 'token_loss_sum',
-           'default_device', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compile_layers',
-           'build_model', 'save_checkpoint', 'Trainer', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss',
-           'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
+           'default_device', 'query_blocks', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention',
+           'compile_layers', 'build_model', 'save_checkpoint', 'Trainer', 'LinearCrossEntropy', 'head_on',
+           'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main',
+           'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -83,28 +84,48 @@ FP32_SDPA = 'felafax_sdpa_fp32'
 
 def _additive(mask:torch.Tensor) -> torch.Tensor: return torch.where(mask, 0.0, -math.inf)   # True: attend
 
-def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor,
-                scale:float) -> tuple[torch.Tensor, torch.Tensor]:
-    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-        q.float(), k.float(), v.float(), attn_mask=_additive(mask), scale=scale)
+_FLASH = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+_FLASH_BWD = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
+
+def query_blocks(T:int, causal:bool) -> list:
+    "Query blocks `(start, end)` of a `T`-long row: at least 64 long (at most 8) when `causal`, else the whole row."
+    n = min(8, T // 64) if causal else 1
+    if n < 2: return [(0, T)]
+    c = -(-T // n); return [(s, min(s + c, T)) for s in range(0, T, c)]
+
+def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor, scale:float,
+                causal:bool=False) -> tuple[torch.Tensor, torch.Tensor]:
+    add = _additive(mask)
+    if q.dtype == torch.bfloat16 and torch.cpu._is_amx_tile_supported():     # AMX: the bf16 forward is fastest
+        out, lse = _FLASH(q, k, v, attn_mask=add, scale=scale)
+    else:
+        x = q.float(), k.float(), v.float()
+        outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :e], x[2][:, :, :e], attn_mask=add[..., s:e, :e], scale=scale)
+                for s, e in query_blocks(q.shape[2], causal)]
+        out, lse = torch.cat([o for o, _ in outs], 2), torch.cat([l for _, l in outs], 2)
     return out.transpose(1, 2).to(q.dtype).contiguous(), lse.contiguous()
 
-def _flash_fp32_fake(q, k, v, mask, scale):
+def _flash_fp32_fake(q, k, v, mask, scale, causal=False):
     B, H, T, D = q.shape; return q.new_empty(B, T, H, D), q.new_empty(B, H, T, dtype=torch.float32)
 
-def _flash_fp32_save(ctx, inputs, output): ctx.save_for_backward(*inputs[:4], *output); ctx.scale = inputs[4]
+def _flash_fp32_save(ctx, inputs, output):
+    ctx.save_for_backward(*inputs[:4], *output); ctx.scale, ctx.causal = inputs[4], inputs[5]
 
 def _flash_fp32_bwd(ctx, g, _):
-    q, k, v, mask, out, lse = ctx.saved_tensors
-    gs = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
-        g.transpose(1, 2).float(), q.float(), k.float(), v.float(), out.transpose(1, 2).float(), lse, 0.0, False,
-        attn_mask=_additive(mask), scale=ctx.scale)
-    return *(x.to(q.dtype) for x in gs), None, None
+    q, k, v, mask, out, lse = ctx.saved_tensors; add = _additive(mask)
+    g, qf, kf, vf, o = g.transpose(1, 2).float(), q.float(), k.float(), v.float(), out.transpose(1, 2).float()
+    gq, gk, gv = torch.empty_like(qf), torch.zeros_like(kf), torch.zeros_like(vf)
+    for s, e in query_blocks(q.shape[2], ctx.causal):    # a block's queries see keys [0, e) only
+        a, b, c = _FLASH_BWD(g[:, :, s:e], qf[:, :, s:e], kf[:, :, :e], vf[:, :, :e], o[:, :, s:e], lse[:, :, s:e],
+                             0.0, False, attn_mask=add[..., s:e, :e], scale=ctx.scale)
+        gq[:, :, s:e] = a; gk[:, :, :e] += b; gv[:, :, :e] += c
+    return gq.to(q.dtype), gk.to(q.dtype), gv.to(q.dtype), None, None, None
 
 def sdpa_fp32_op():
-    ("The op `felafax_lit::sdpa_fp32(q, k, v, mask, scale) -> (out [B, T, H, D], lse)`: bf16 `q, k, v` "
-     "([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend) in fp32 by the CPU flash kernel; "
-     "its backward keeps only the inputs, the output and the log-sum-exps.")
+    ("The op `felafax_lit::sdpa_fp32(q, k, v, mask, scale, causal=False) -> (out [B, T, H, D], lse)`: bf16 `q, k, v` "
+     "([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend; `causal`: it never sees a later key) "
+     "by the CPU flash kernel, in fp32 (the forward in bf16 on AMX); its backward keeps only the inputs, the output "
+     "and the log-sum-exps.")
     if not hasattr(torch.ops.felafax_lit, 'sdpa_fp32'):     # once per process (a notebook and the package share it)
         op = torch.library.custom_op('felafax_lit::sdpa_fp32', _flash_fp32, mutates_args=())
         op.register_fake(_flash_fp32_fake); op.register_autograd(_flash_fp32_bwd, setup_context=_flash_fp32_save)
@@ -119,7 +140,8 @@ def _sdpa_fp32(module, q, k, v, attention_mask, dropout=0.0, scaling=None, is_ca
     if (q.device.type == 'cpu' and m.dtype == torch.bool and q.dtype != torch.float32
             and not (dropout and module.training)):
         scale = scaling if scaling is not None else q.shape[-1] ** -0.5
-        return torch.ops.felafax_lit.sdpa_fp32(q, k, v, m, scale)[0], None
+        causal = bool(getattr(module, 'is_causal', False))     # a decoder's mask never lets a query see a later key
+        return torch.ops.felafax_lit.sdpa_fp32(q, k, v, m, scale, causal)[0], None
     out = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m, dropout_p=dropout, scale=scaling,
                                          enable_gqa=q.shape[1] != k.shape[1])    # KV heads shared, not copied
     return out.to(q.dtype).transpose(1, 2).contiguous(), None
@@ -133,8 +155,9 @@ def use_fp32_attention(model:nn.Module) -> nn.Module:
     model.config._attn_implementation = FP32_SDPA; return model
 
 def cpu_prefers_fp32_attention(device) -> bool:
-    "A CPU: fp32 attention beats bf16 there without AMX tiles and is no slower with them."
+    "A CPU: its fp32 attention backward beats the bf16 one, with or without AMX tiles."
     return torch.device(device).type == 'cpu'
+
 
 # %% ../nbs/08b_train_torch.ipynb #0e9e46ce
 COMPILE_MEMORY_BUDGET = 0.8   # compiled training steps keep this share of the activations the default partition keeps
