@@ -95,14 +95,10 @@ def query_blocks(T:int, causal:bool) -> list:
 
 def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor, scale:float,
                 causal:bool=False) -> tuple[torch.Tensor, torch.Tensor]:
-    add = _additive(mask)
-    if q.dtype == torch.bfloat16 and torch.cpu._is_amx_tile_supported():     # AMX: the bf16 forward is fastest
-        out, lse = _FLASH(q, k, v, attn_mask=add, scale=scale)
-    else:
-        x = q.float(), k.float(), v.float()
-        outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :e], x[2][:, :, :e], attn_mask=add[..., s:e, :e], scale=scale)
-                for s, e in query_blocks(q.shape[2], causal)]
-        out, lse = torch.cat([o for o, _ in outs], 2), torch.cat([l for _, l in outs], 2)
+    add, x = _additive(mask), (q.float(), k.float(), v.float())
+    outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :e], x[2][:, :, :e], attn_mask=add[..., s:e, :e], scale=scale)
+            for s, e in query_blocks(q.shape[2], causal)]      # a block's queries see keys [0, e) only
+    out, lse = torch.cat([o for o, _ in outs], 2), torch.cat([l for _, l in outs], 2)
     return out.transpose(1, 2).to(q.dtype).contiguous(), lse.contiguous()
 
 def _flash_fp32_fake(q, k, v, mask, scale, causal=False):
@@ -124,8 +120,7 @@ def _flash_fp32_bwd(ctx, g, _):
 def sdpa_fp32_op():
     ("The op `felafax_lit::sdpa_fp32(q, k, v, mask, scale, causal=False) -> (out [B, T, H, D], lse)`: bf16 `q, k, v` "
      "([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend; `causal`: it never sees a later key) "
-     "by the CPU flash kernel, in fp32 (the forward in bf16 on AMX); its backward keeps only the inputs, the output "
-     "and the log-sum-exps.")
+     "in fp32 by the CPU flash kernel; its backward keeps only the inputs, the output and the log-sum-exps.")
     if not hasattr(torch.ops.felafax_lit, 'sdpa_fp32'):     # once per process (a notebook and the package share it)
         op = torch.library.custom_op('felafax_lit::sdpa_fp32', _flash_fp32, mutates_args=())
         op.register_fake(_flash_fp32_fake); op.register_autograd(_flash_fp32_bwd, setup_context=_flash_fp32_save)
@@ -155,7 +150,7 @@ def use_fp32_attention(model:nn.Module) -> nn.Module:
     model.config._attn_implementation = FP32_SDPA; return model
 
 def cpu_prefers_fp32_attention(device) -> bool:
-    "A CPU: its fp32 attention backward beats the bf16 one, with or without AMX tiles."
+    "A CPU: fp32 attention beats bf16 there without AMX tiles; with them its backward still does."
     return torch.device(device).type == 'cpu'
 
 
