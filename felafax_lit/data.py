@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_data.ipynb #cadb952b
 from __future__ import annotations
-import bisect, heapq, itertools, json, re, warnings
+import bisect, codecs, heapq, itertools, json, re, warnings
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -70,13 +70,45 @@ def _lines(path):
 def _line_of(b:bytes, offset:int) -> int: return b.count(b'\n', 0, offset) + 1
 
 # %% ../nbs/07_data.ipynb #62d437e8
-def _json_list(path, b:bytes) -> list:
-    "(where, row) for each element of the JSON list in `b`."
-    try: data = json.loads(b.decode('utf-8'))
-    except UnicodeDecodeError as e: raise DataError(f"{path}: line {_line_of(b, e.start)}: not valid UTF-8") from None
-    except json.JSONDecodeError as e: raise DataError(f"{path}: line {e.lineno}: invalid JSON: {e.msg}") from None
-    if not isinstance(data, list): raise DataError(f"{path}: expected a JSON list of rows")
-    return [(f"index {i}", r) for i, r in enumerate(data)]
+_JSON_SPACE = re.compile(r'[ \t\n\r]*')
+
+def _json_list(path, block:int=1 << 20):
+    "(where, row) for each element of the JSON list in file `path`, parsed an element at a time as the file is read."
+    dec, utf8 = json.JSONDecoder(), codecs.getincrementaldecoder('utf-8-sig')()
+    buf, pos, line, eof = '', 0, 1, False      # `line`: the line `buf` starts on
+    def where(p): return line + buf.count('\n', 0, p)
+    with open(path, 'rb') as f:
+        def more():     # drop what is parsed; read a block, or as much as is left over (a large element: doubling)
+            nonlocal buf, pos, line, eof
+            b = f.read(max(block, len(buf) - pos)); eof = not b
+            try: s = utf8.decode(b, final=eof)
+            except UnicodeDecodeError as e:
+                n = where(len(buf)) + b.count(b'\n', 0, max(e.start, 0))
+                raise DataError(f"{path}: line {n}: not valid UTF-8") from None
+            line = where(pos); buf, pos = buf[pos:] + s, 0
+        def peek():     # the next character that is not whitespace ('' at the end of the file)
+            nonlocal pos
+            while True:
+                pos = _JSON_SPACE.match(buf, pos).end()
+                if pos < len(buf) or eof: return buf[pos:pos + 1]
+                more()
+        def fail(msg, p): raise DataError(f"{path}: line {where(p)}: invalid JSON: {msg}")
+        more(); peek(); pos += 1; i = 0        # past the '[' the caller saw
+        if peek() == ']': pos += 1
+        else:
+            while True:
+                peek()
+                try:
+                    row, end = dec.raw_decode(buf, pos)
+                    if end > len(buf) - 64 and not eof: more(); continue   # a number may go on in the next block
+                except json.JSONDecodeError as e:     # at the end of the block: read on; else the file is bad
+                    if not eof and (e.pos > len(buf) - 64 or e.msg.startswith('Unterminated string')): more(); continue
+                    fail(e.msg, e.pos)
+                pos = end; yield f"index {i}", row; i += 1
+                c = peek(); pos += 1
+                if c == ']': break
+                if c != ',': fail("Expecting ',' delimiter", pos - 1)
+        if peek(): fail('Extra data', pos)
 
 def _jsonl(path, bad:BadRows):
     "(where, row) for each non-blank line of JSONL file `path`, parsed as it is read; bad lines go to `bad`."
@@ -88,10 +120,10 @@ def _jsonl(path, bad:BadRows):
 
 # %% ../nbs/07_data.ipynb #e931261b
 def iter_json_rows(path, on_bad_row:str|BadRows='raise'):
-    ("`(where, row)` pairs of a JSON-list or JSONL file, e.g. `('line 3', {...})`: a JSONL file is read and parsed "
-     "line by line as the pairs are taken (a JSON list is parsed whole).")
+    ("`(where, row)` pairs of a JSON-list or JSONL file, e.g. `('line 3', {...})`, read and parsed as they are "
+     "taken: a JSONL file line by line, a JSON list element by element.")
     bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(path, on_bad_row)
-    return iter(_json_list(path, _need_file(path))) if _first_byte(path) == b'[' else _jsonl(path, bad)
+    return _json_list(path) if _first_byte(path) == b'[' else _jsonl(path, bad)
 
 def read_json_rows(path, on_bad_row:str|BadRows='raise') -> list:
     "Rows of a JSON-list or JSONL file as a list of `(where, row)` pairs, e.g. `('line 3', {...})`."
