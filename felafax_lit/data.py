@@ -71,6 +71,7 @@ def _line_of(b:bytes, offset:int) -> int: return b.count(b'\n', 0, offset) + 1
 
 # %% ../nbs/07_data.ipynb #62d437e8
 _JSON_SPACE = re.compile(r'[ \t\n\r]*')
+_JSON_TAIL = 64   # a value or an error this close to the end of the read text may go on in the next block
 
 def _json_list(path, block:int=1 << 20):
     "(where, row) for each element of the JSON list in file `path`, parsed an element at a time as the file is read."
@@ -100,9 +101,10 @@ def _json_list(path, block:int=1 << 20):
                 peek()
                 try:
                     row, end = dec.raw_decode(buf, pos)
-                    if end > len(buf) - 64 and not eof: more(); continue   # a number may go on in the next block
+                    if end > len(buf) - _JSON_TAIL and not eof: more(); continue   # e.g. a number cut by the block
                 except json.JSONDecodeError as e:     # at the end of the block: read on; else the file is bad
-                    if not eof and (e.pos > len(buf) - 64 or e.msg.startswith('Unterminated string')): more(); continue
+                    if not eof and (e.pos > len(buf) - _JSON_TAIL or e.msg.startswith('Unterminated string')):
+                        more(); continue
                     fail(e.msg, e.pos)
                 pos = end; yield f"index {i}", row; i += 1
                 c = peek(); pos += 1

@@ -153,7 +153,6 @@ def cpu_prefers_fp32_attention(device) -> bool:
     "A CPU: fp32 attention beats bf16 there without AMX tiles; with them its backward still does."
     return torch.device(device).type == 'cpu'
 
-
 # %% ../nbs/08b_train_torch.ipynb #0e9e46ce
 COMPILE_MEMORY_BUDGET = 0.8   # compiled training steps keep this share of the activations the default partition keeps
 
