@@ -30,11 +30,11 @@ from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_check
 from .fsdp import grad_norm, decoder_layer_classes
 
 # %% auto #0
-__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'COMPILE_MEMORY_BUDGET', 'clip_grads_', 'model_inputs', 'token_loss_sum',
-           'default_device', 'query_blocks', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention',
-           'compile_layers', 'build_model', 'save_checkpoint', 'Trainer', 'LinearCrossEntropy', 'head_on',
-           'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main',
-           'launch_train']
+__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'clip_grads_', 'model_inputs',
+           'token_loss_sum', 'default_device', 'query_blocks', 'sdpa_fp32_op', 'use_fp32_attention',
+           'cpu_prefers_fp32_attention', 'compile_layers', 'build_model', 'save_checkpoint', 'Trainer',
+           'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
+           'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -155,6 +155,8 @@ def cpu_prefers_fp32_attention(device) -> bool:
 
 # %% ../nbs/08b_train_torch.ipynb #0e9e46ce
 COMPILE_MEMORY_BUDGET = 0.8   # compiled training steps keep this share of the activations the default partition keeps
+COMPILE_CONFIG = dict(activation_memory_budget=COMPILE_MEMORY_BUDGET,
+                      cse=False)   # a backward dequantizes anew: no dense 4-bit weight is kept from the forward
 
 def _grad_into_layers(m, args, out):
     "Forward hook: a frozen embedding's output marked as needing a gradient (while autograd records)."
@@ -210,7 +212,8 @@ class Trainer(TrainerBase):
         self.model = build_model(model_dir, tc, self.lora_cfg, self.device)
         self.names = [_clean(n) for n, p in self.model.named_parameters() if p.requires_grad]
         self.params = [p for p in self.model.parameters() if p.requires_grad]
-        self.opt = torch.optim.AdamW(self.params, lr=tc.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=tc.weight_decay)
+        self.opt = torch.optim.AdamW(self.params, lr=tc.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=tc.weight_decay,
+                                     fused=True)    # one kernel for all adapters (on a CPU 5x faster than a loop)
         self.step, self.history = 0, []
 
 # %% ../nbs/08b_train_torch.ipynb #248b92e9
@@ -263,8 +266,7 @@ def _forward(self:Trainer, mb:dict) -> tuple:
     fused = fusable_head(self.model.get_output_embeddings())
     with torch.autocast(self.device.type, dtype=dt, enabled=full and dt != torch.float32), \
          head_loss(self.model, sel, targets) if fused else head_on(self.model, sel), \
-         (torch._functorch.config.patch(activation_memory_budget=COMPILE_MEMORY_BUDGET) if self.tc.compile
-          else nullcontext()):
+         (torch._functorch.config.patch(**COMPILE_CONFIG) if self.tc.compile else nullcontext()):
         out = self.model(**model_inputs(mb, mask_dt, self.device)).logits
     return (out if fused else F.cross_entropy(out.float(), targets, reduction='sum')), sel.sum().float()
 
