@@ -164,9 +164,9 @@ def _grad_into_layers(m, args, out):
 
 def compile_layers(model:nn.Module) -> nn.Module:
     "`torch.compile` each decoder layer of `model` in place (inside any checkpoint wrapper); `model`."
-    layers = decoder_layer_classes(model)
-    for m in model.modules():
-        if isinstance(m, layers): m.compile(dynamic=False)
+    layers, cpu = decoder_layer_classes(model), next(model.parameters()).device.type == 'cpu'
+    for m in model.modules():     # on a CPU the compiled code calls its kernels from C++, not from Python
+        if isinstance(m, layers): m.compile(dynamic=False, options={'cpp_wrapper': True} if cpu else None)
     model.get_input_embeddings().register_forward_hook(_grad_into_layers)   # one graph for every layer, the first too
     return model
 
