@@ -18,9 +18,9 @@ import bitsandbytes as bnb
 from .core import LoRAConfig
 
 # %% auto #0
-__all__ = ['frozen_weight', 'nf4_absmax', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'lora_state_dict', 'fold_lora_modules',
-           'peft_lora_config', 'decoder_layer_classes', 'apply_activation_checkpointing', 'check_fsdp_dtypes',
-           'shard_model', 'eval_mode', 'grad_norm']
+__all__ = ['frozen_weight', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'lora_state_dict', 'fold_lora_modules', 'peft_lora_config',
+           'decoder_layer_classes', 'apply_activation_checkpointing', 'check_fsdp_dtypes', 'shard_model', 'eval_mode',
+           'grad_norm']
 
 # %% ../nbs/06_fsdp.ipynb #7e8a0469
 def _in_out(base:nn.Module) -> tuple:
@@ -45,17 +45,7 @@ def frozen_weight(base:nn.Module) -> tuple|None:
         qs = getattr(base.weight, 'quant_state', None) or base.quant_state
         return None, base.weight, qs, base.compute_dtype or qs.dtype
 
-def nf4_absmax(qs) -> torch.Tensor:
-    "fp32 block scales of a bnb 4-bit quant state, its double quantization undone in torch ops (as bitsandbytes does)."
-    if not qs.nested: return qs.absmax
-    s2, a = qs.state2, qs.absmax; n, bs = a.numel(), s2.blocksize
-    c = F.pad(s2.code[a.int()], (0, -n % bs))     # the 8-bit codes' values, in whole blocks of `bs`
-    return (c.view(-1, bs) * s2.absmax.view(-1, 1)).view(-1)[:n] + qs.offset
-
-def _dense(w, w4, qs, dt):
-    if w4 is None: return w
-    return torch.ops.bitsandbytes.dequantize_4bit(w4, nf4_absmax(qs), qs.blocksize, qs.quant_type, qs.shape,
-                                                  qs.dtype).to(dt)
+def _dense(w, w4, qs, dt): return w if w4 is None else bnb.functional.dequantize_4bit(w4, qs).to(dt)
 
 class LoRAMatmul(torch.autograd.Function):
     "`x W^T + scale (x A^T) B^T` for a frozen dense or NF4 `W` in one autograd node (A, B cast to x's dtype)."
