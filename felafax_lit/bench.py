@@ -520,7 +520,8 @@ def _profiled_kinds(prof, steps:int) -> dict:
     return out
 
 def profile_worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None, steps:int=2) -> dict:
-    "`steps` profiled optimizer steps of a PyTorch system (PEFT or ours) after its untimed warmup; ms per step by kind."
+    ("`steps` profiled optimizer steps of a PyTorch system (PEFT or ours) after its untimed warmup; ms per step by "
+     "kind. Ours compiles with Python calling the kernels, so the profiler sees each one (`train_torch.CPP_WRAPPER`).")
     from torch.profiler import profile, ProfilerActivity
     from transformers import AutoTokenizer
     fw = SYSTEMS[system][0]
@@ -529,6 +530,7 @@ def profile_worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None, st
     ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data)
     ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
     batches = [next(ld) for _ in range(cfg.warmup + steps)]
+    import felafax_lit.train_torch as tt; tt.CPP_WRAPPER = False     # a fresh process: nothing else compiles here
     step = _stepper(system, md, cfg, ds)
     for b in batches[:cfg.warmup]: step(b)   # untimed: compiles
     t0 = time.perf_counter()

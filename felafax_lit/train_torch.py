@@ -30,8 +30,8 @@ from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_check
 from .fsdp import grad_norm, decoder_layer_classes
 
 # %% auto #0
-__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'clip_grads_', 'model_inputs',
-           'token_loss_sum', 'default_device', 'query_blocks', 'sdpa_fp32_op', 'use_fp32_attention',
+__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_',
+           'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'sdpa_fp32_op', 'use_fp32_attention',
            'cpu_prefers_fp32_attention', 'compile_layers', 'build_model', 'save_checkpoint', 'Trainer',
            'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
            'save_hf_dir', 'hf_model', 'main', 'launch_train']
@@ -162,11 +162,13 @@ def _grad_into_layers(m, args, out):
     "Forward hook: a frozen embedding's output marked as needing a gradient (while autograd records)."
     if torch.is_grad_enabled() and not out.requires_grad: return out.requires_grad_()
 
+CPP_WRAPPER = True   # on a CPU, compiled layers call their kernels from generated C++ (False: from Python)
+
 def compile_layers(model:nn.Module) -> nn.Module:
     "`torch.compile` each decoder layer of `model` in place (inside any checkpoint wrapper); `model`."
-    layers, cpu = decoder_layer_classes(model), next(model.parameters()).device.type == 'cpu'
+    layers, cpp = decoder_layer_classes(model), next(model.parameters()).device.type == 'cpu' and CPP_WRAPPER
     for m in model.modules():     # on a CPU the compiled code calls its kernels from C++, not from Python
-        if isinstance(m, layers): m.compile(dynamic=False, options={'cpp_wrapper': True} if cpu else None)
+        if isinstance(m, layers): m.compile(dynamic=False, options={'cpp_wrapper': True} if cpp else None)
     model.get_input_embeddings().register_forward_hook(_grad_into_layers)   # one graph for every layer, the first too
     return model
 
