@@ -167,7 +167,7 @@ CPP_WRAPPER = True   # on a CPU, compiled layers call their kernels from generat
 def compile_layers(model:nn.Module) -> nn.Module:
     "`torch.compile` each decoder layer of `model` in place (inside any checkpoint wrapper); `model`."
     layers, cpp = decoder_layer_classes(model), next(model.parameters()).device.type == 'cpu' and CPP_WRAPPER
-    for m in model.modules():     # on a CPU the compiled code calls its kernels from C++, not from Python
+    for m in model.modules():
         if isinstance(m, layers): m.compile(dynamic=False, options={'cpp_wrapper': True} if cpp else None)
     model.get_input_embeddings().register_forward_hook(_grad_into_layers)   # one graph for every layer, the first too
     return model
