@@ -113,7 +113,7 @@ def _train_args(p, **d):
     a('--num_epochs', type=int, default=1,
       help="passes over the training data, unless --max_steps is given (default: %(default)s)")
     a('--max_steps', type=int, default=d.get('max_steps'),
-      help="optimizer steps; overrides --num_epochs (default: %(default)s)")
+      help=f"optimizer steps; overrides --num_epochs (default: {d.get('steps_default', '%(default)s')})")
     a('--lr', type=float, default=d.get('lr', 1e-4), help="peak learning rate (default: %(default)s)")
     a('--lr_scheduler', default='cosine', choices=('cosine', 'linear', 'constant'),
       help="after linear warmup: cosine to 10%% of lr, linear to 0, or constant (default: %(default)s)")
@@ -149,9 +149,10 @@ def _run_args(p, output_dir='felafax_output', **d):
     a('--seed', type=int, default=42, help="seed for data order, adapter init and dropout (default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #38181b2c
-DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, max_steps=60, lr=2e-3, lora_rank=16,
+DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, lr=2e-3, lora_rank=16,
             lora_alpha=32.0, backend='torch')
-DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False), 'torch': dict(precision='bf16', compile=False)}
+DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False, max_steps=60),
+                   'torch': dict(precision='bf16', compile=False, max_steps=100)}
 
 class UsageError(ValueError): "A command line argparse cannot parse."
 
@@ -185,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "print held-out exact match and loss before and after, and save the adapter, the merged model "
                        "and a loss curve.")
     _model_args(d, precision=None); _data_args(d, DEMO['dataset'], 2000)
-    _train_args(d, **DEMO); _run_args(d, 'felafax_demo', log_steps=10)
+    _train_args(d, **DEMO, steps_default=f"{DEMO_BY_BACKEND['torch']['max_steps']} with --backend torch, "
+                                         f"{DEMO_BY_BACKEND['jax']['max_steps']} with jax")
+    _run_args(d, 'felafax_demo', log_steps=10)
     d.add_argument('--max_new_tokens', type=int, default=24,
                    help="tokens generated per held-out prompt (default: %(default)s)")
     d.add_argument('--backend', default=DEMO['backend'], choices=('jax', 'torch'),

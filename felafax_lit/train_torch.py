@@ -30,11 +30,11 @@ from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_check
 from .fsdp import grad_norm, decoder_layer_classes
 
 # %% auto #0
-__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_',
-           'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'sdpa_fp32_op', 'use_fp32_attention',
-           'cpu_prefers_fp32_attention', 'compile_layers', 'build_model', 'save_checkpoint', 'Trainer',
-           'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
-           'save_hf_dir', 'hf_model', 'main', 'launch_train']
+__all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER',
+           'clip_grads_', 'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward',
+           'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compile_layers', 'build_model',
+           'save_checkpoint', 'Trainer', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train',
+           'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -93,8 +93,17 @@ def query_blocks(T:int, causal:bool) -> list:
     if n < 2: return [(0, T)]
     c = -(-T // n); return [(s, min(s + c, T)) for s in range(0, T, c)]
 
+BF16_FORWARD = True   # bf16 inputs on a CPU with AMX tiles: the forward takes them as they are (fp32 scores)
+
+def bf16_forward(q:torch.Tensor) -> bool:
+    "Whether the op's forward runs the kernel on bf16 `q, k, v` (`BF16_FORWARD`, on a CPU with AMX tiles)."
+    return BF16_FORWARD and q.dtype == torch.bfloat16 and q.device.type == 'cpu' and torch.cpu._is_amx_tile_supported()
+
 def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor, scale:float,
                 causal:bool=False) -> tuple[torch.Tensor, torch.Tensor]:
+    if bf16_forward(q):    # scores, softmax and sums in fp32, P rounded to bf16 for P V (as flash attention on a GPU)
+        out, lse = _FLASH(q, k, v, attn_mask=_additive(mask).to(q.dtype), scale=scale)
+        return out.transpose(1, 2).contiguous(), lse.contiguous()
     add, x = _additive(mask), (q.float(), k.float(), v.float())
     outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :e], x[2][:, :, :e], attn_mask=add[..., s:e, :e], scale=scale)
             for s, e in query_blocks(q.shape[2], causal)]      # a block's queries see keys [0, e) only
@@ -120,7 +129,8 @@ def _flash_fp32_bwd(ctx, g, _):
 def sdpa_fp32_op():
     ("The op `felafax_lit::sdpa_fp32(q, k, v, mask, scale, causal=False) -> (out [B, T, H, D], lse)`: bf16 `q, k, v` "
      "([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend; `causal`: it never sees a later key) "
-     "in fp32 by the CPU flash kernel; its backward keeps only the inputs, the output and the log-sum-exps.")
+     "in fp32 by the CPU flash kernel (forward in bf16 where `bf16_forward`); its backward keeps only the inputs, "
+     "the output and the log-sum-exps.")
     if not hasattr(torch.ops.felafax_lit, 'sdpa_fp32'):     # once per process (a notebook and the package share it)
         op = torch.library.custom_op('felafax_lit::sdpa_fp32', _flash_fp32, mutates_args=())
         op.register_fake(_flash_fp32_fake); op.register_autograd(_flash_fp32_bwd, setup_context=_flash_fp32_save)
