@@ -4,7 +4,7 @@
 
 # %% ../nbs/08b_train_torch.ipynb #a3a0b638
 from __future__ import annotations
-import json, math, os, tempfile
+import functools, json, math, os, tempfile
 from dataclasses import asdict
 from datetime import timedelta
 from contextlib import contextmanager, nullcontext
@@ -95,19 +95,22 @@ def query_blocks(T:int, causal:bool) -> list:
 
 BF16_FORWARD = True   # bf16 inputs on a CPU with AMX tiles: the forward takes them as they are (fp32 scores)
 
+@functools.cache
+def _amx() -> bool: return torch.cpu._is_amx_tile_supported()   # the CPU's, asked once
+
 def bf16_forward(q:torch.Tensor) -> bool:
     "Whether the op's forward runs the kernel on bf16 `q, k, v` (`BF16_FORWARD`, on a CPU with AMX tiles)."
-    return BF16_FORWARD and q.dtype == torch.bfloat16 and q.device.type == 'cpu' and torch.cpu._is_amx_tile_supported()
+    return BF16_FORWARD and q.dtype == torch.bfloat16 and q.device.type == 'cpu' and _amx()
 
 def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor, scale:float,
                 causal:bool=False) -> tuple[torch.Tensor, torch.Tensor]:
     if bf16_forward(q):    # scores, softmax and sums in fp32, P rounded to bf16 for P V (as flash attention on a GPU)
         out, lse = _FLASH(q, k, v, attn_mask=_additive(mask).to(q.dtype), scale=scale)
-        return out.transpose(1, 2).contiguous(), lse.contiguous()
-    add, x = _additive(mask), (q.float(), k.float(), v.float())
-    outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :e], x[2][:, :, :e], attn_mask=add[..., s:e, :e], scale=scale)
-            for s, e in query_blocks(q.shape[2], causal)]      # a block's queries see keys [0, e) only
-    out, lse = torch.cat([o for o, _ in outs], 2), torch.cat([l for _, l in outs], 2)
+    else:
+        add, x = _additive(mask), (q.float(), k.float(), v.float())
+        outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :e], x[2][:, :, :e], attn_mask=add[..., s:e, :e], scale=scale)
+                for s, e in query_blocks(q.shape[2], causal)]      # a block's queries see keys [0, e) only
+        out, lse = torch.cat([o for o, _ in outs], 2), torch.cat([l for _, l in outs], 2)
     return out.transpose(1, 2).to(q.dtype).contiguous(), lse.contiguous()
 
 def _flash_fp32_fake(q, k, v, mask, scale, causal=False):
