@@ -22,7 +22,7 @@ __all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'T
            'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh', 'write_parquet',
            'peak_anon', 'dataset_memory', 'dataset_memory_fresh', 'dataset_table', 'profile_worker', 'profile_table',
            'profile_fresh', 'demo_run', 'demo_table', 'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans',
-           'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'report', 'main']
+           'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'mm_table', 'report', 'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -265,19 +265,21 @@ def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     from transformers import AutoTokenizer
     md = Path(model_dir or real_model_dir()); t0 = time.time()
     ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data); n = cfg.warmup + cfg.steps
+    extra = {}
     if fw in ('peft', 'torchtune'):
         step = _stepper(system, md, cfg, ds); load = time.time() - t0
         ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
         steps = [step(b) for b in [next(ld) for _ in range(n)]]
     else:
         tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **({'compile': cfg.compile} if fw == 'torch' else {}))
-        load = time.time() - t0
+        load = time.time() - t0; extra = {'mm_tuning': tr.mm_tuning} if fw == 'torch' else {}
         steps = [(r['tokens'] / r['tokens_per_s'], r['tokens'], r['loss'])
                  for r in tr.fit(ds, progress=False) if 'loss' in r]
     s, k, l = map(list, zip(*steps[cfg.warmup:]))
     return {'system': system, 'step_s': s, 'tokens': k, 'loss': l, 'first_losses': [x[2] for x in steps[:cfg.warmup]],
             'warmup_s': [x[0] for x in steps[:cfg.warmup]],
-            'tokens_per_s': float(np.median(np.array(k) / np.array(s))), 'load_s': load, 'peak_rss': _peak_rss()}
+            'tokens_per_s': float(np.median(np.array(k) / np.array(s))), 'load_s': load, 'peak_rss': _peak_rss(),
+            **extra}
 
 # %% ../nbs/10_benchmarks.ipynb #4423f561
 def _fresh_call(fn:str, args:list, cfg:dict, model_dir) -> dict:
@@ -697,6 +699,16 @@ def epoch_table(epochs:list) -> str:
                    f"{w['packed']:9.0f} {e0['padding_fraction']:9.3f} {w['packed'] / w['padded']:14.2f}")
     return '\n'.join(out)
 
+def mm_table(rs:list) -> str:
+    ("The matmul shapes our PyTorch trainer timed before its first step (`fsdp.tune_cpu_matmuls`), from the first "
+     "run of a system that has them: whole and in its chosen blocks.")
+    tun = next((r['mm_tuning'] for r in rs if r.get('mm_tuning')), [])
+    out = [f"{'matmul (ours)':22s} {'whole ms':>9s} {'blocks ms':>10s}  plan (dim, width)"]
+    for t in tun:
+        M, K, N = t['shape']; w = 'W^T' if t['b_transposed'] else 'W'
+        out.append(f"{f'[{M},{K}] @ {w}[{K},{N}]':22s} {t['whole_ms']:9.3f} {t['ms']:10.3f}  {t['plan'] or 'whole'}")
+    return '\n'.join(out) if tun else ''
+
 def report(res:dict, out) -> str:
     "Write `summary.md` and the plots for a results dict; return the summary text."
     from felafax_lit.core import LlamaConfig
@@ -716,6 +728,7 @@ def report(res:dict, out) -> str:
     files = ['throughput_memory.png'] if rows and plot_summary(rows, o/'throughput_memory.png') else []
     if res.get('paired'): txt += ['', '```', paired_table(res['paired']), '```']
     if res.get('profiles'): txt += ['', '```', profile_table(res['profiles']), '```']
+    if mm_table(rs): txt += ['', '```', mm_table(rs), '```']
     if res.get('demo'): txt += ['', '```', *(f"{d['args'][1]}: " + demo_table(d) for d in res['demo']), '```']
     if res.get('epochs'): txt += ['', '```', epoch_table(res['epochs']), '```']
     if res.get('dataset'): txt += ['', dataset_table(res['dataset'])]

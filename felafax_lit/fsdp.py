@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_fsdp.ipynb #44be3682
 from __future__ import annotations
-import math, re
+import math, re, time
 from contextlib import contextmanager
 from functools import partial
 import torch
@@ -18,9 +18,9 @@ import bitsandbytes as bnb
 from .core import LoRAConfig
 
 # %% auto #0
-__all__ = ['frozen_weight', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'lora_state_dict', 'fold_lora_modules', 'peft_lora_config',
-           'decoder_layer_classes', 'apply_activation_checkpointing', 'check_fsdp_dtypes', 'shard_model', 'eval_mode',
-           'grad_norm']
+__all__ = ['MM_BLOCKS', 'frozen_weight', 'mm_blocks', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'exact_plans', 'tune_cpu_matmuls',
+           'lora_state_dict', 'fold_lora_modules', 'peft_lora_config', 'decoder_layer_classes',
+           'apply_activation_checkpointing', 'check_fsdp_dtypes', 'shard_model', 'eval_mode', 'grad_norm']
 
 # %% ../nbs/06_fsdp.ipynb #7e8a0469
 def _in_out(base:nn.Module) -> tuple:
@@ -47,24 +47,37 @@ def frozen_weight(base:nn.Module) -> tuple|None:
 
 def _dense(w, w4, qs, dt): return w if w4 is None else bnb.functional.dequantize_4bit(w4, qs).to(dt)
 
+def mm_blocks(a:torch.Tensor, b:torch.Tensor, plan:tuple|None) -> torch.Tensor:
+    "`a @ b` computed in blocks of `plan = (dim, width)`: rows of `a` (dim 0) or columns of `b` (dim 1); None: whole."
+    if plan is None: return a @ b
+    d, w = plan; n = a.shape[0] if d == 0 else b.shape[1]
+    part = lambda i: (a[i:i + w], b) if d == 0 else (a, b[:, i:i + w])
+    if torch.compiler.is_compiling():    # inductor writes each block's product into its place in the result
+        return torch.cat([torch.mm(*part(i)) for i in range(0, n, w)], d)
+    y = a.new_empty(a.shape[0], b.shape[1])
+    for i in range(0, n, w): torch.mm(*part(i), out=y[i:i + w] if d == 0 else y[:, i:i + w])
+    return y
+
 class LoRAMatmul(torch.autograd.Function):
-    "`x W^T + scale (x A^T) B^T` for a frozen dense or NF4 `W` in one autograd node (A, B cast to x's dtype)."
+    ("`x W^T + scale (x A^T) B^T` for a frozen dense or NF4 `W` in one autograd node (A, B cast to x's dtype); "
+     "`plans`: the `mm_blocks` of `x W^T` and of the backward's `g W`, or None.")
     @staticmethod
-    def forward(ctx, x, A, B, scale, w, w4=None, qs=None):
+    def forward(ctx, x, A, B, scale, w, w4=None, qs=None, plans=None):
         dt = x.dtype; x2 = x.reshape(-1, x.shape[-1]); Ab, Bb = A.to(dt), B.to(dt)
         a = x2 @ Ab.t()
-        y = (x2 @ _dense(w, w4, qs, dt).t()).addmm_(a, Bb.t(), alpha=scale)
+        y = mm_blocks(x2, _dense(w, w4, qs, dt).t(), plans and plans[0]).addmm_(a, Bb.t(), alpha=scale)
         ctx.save_for_backward(x2, a, Ab, Bb, w); ctx.w4, ctx.qs, ctx.scale, ctx.dts = w4, qs, scale, (A.dtype, B.dtype)
+        ctx.plan = plans and plans[1]
         return y.view(*x.shape[:-1], y.shape[-1])
     @staticmethod
     def backward(ctx, gy):
         x2, a, Ab, Bb, w = ctx.saved_tensors; s, need = ctx.scale, ctx.needs_input_grad
         g2 = gy.reshape(-1, gy.shape[-1]); ga = g2 @ Bb
-        gx = ((g2 @ _dense(w, ctx.w4, ctx.qs, g2.dtype)).addmm_(ga, Ab, alpha=s).view(*gy.shape[:-1], -1)
-              if need[0] else None)
+        gx = (mm_blocks(g2, _dense(w, ctx.w4, ctx.qs, g2.dtype), ctx.plan).addmm_(ga, Ab, alpha=s)
+              .view(*gy.shape[:-1], -1) if need[0] else None)
         gA = (ga.t() @ x2).to(ctx.dts[0]).mul_(s) if need[1] else None
         gB = (g2.t() @ a).to(ctx.dts[1]).mul_(s) if need[2] else None
-        return gx, gA, gB, None, None, None, None
+        return gx, gA, gB, None, None, None, None, None
 
 # %% ../nbs/06_fsdp.ipynb #3c3df412
 class LoRALinear(nn.Module):
@@ -81,12 +94,13 @@ class LoRALinear(nn.Module):
         self.lora_B = nn.Linear(cfg.rank, o, bias=False, dtype=dtype, device=_device_of(base))
         nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5)); nn.init.zeros_(self.lora_B.weight)
         self.in_features, self.out_features = i, o
+        self.mm_plans = {}    # rows -> `LoRAMatmul` plans (forward, input gradient), set by tune_cpu_matmuls
 
     def forward(self, x):
         fw = frozen_weight(self.base_layer)
         if fw is not None and (isinstance(self.lora_dropout, nn.Identity) or not self.training):
             return LoRAMatmul.apply(x.to(fw[3]), self.lora_A.weight, self.lora_B.weight, self.scale,
-                                    *fw[:3]).to(x.dtype)
+                                    *fw[:3], self.mm_plans.get(x.numel() // x.shape[-1])).to(x.dtype)
         y = self.base_layer(x); dt = y.dtype    # composed: the update in the base's compute dtype, added by one addmm
         a = F.linear(self.lora_dropout(x.to(dt)), self.lora_A.weight.to(dt))
         return torch.addmm(y.flatten(0, -2), a.flatten(0, -2), self.lora_B.weight.to(dt).t(),
@@ -107,6 +121,52 @@ def add_lora(model:nn.Module, # a model whose targeted modules are linear-like
         parent, _, child = n.rpartition('.')
         p = model.get_submodule(parent); setattr(p, child, LoRALinear(getattr(p, child), cfg, dtype))
     return model
+
+# %% ../nbs/06_fsdp.ipynb #c3b59e73
+def _block_plans(rows:int, n:int) -> list:
+    "Blocks worth timing for `[rows, k] @ [k, n]`: column halves and thirds, row halves; each >= 128 and 16k wide."
+    ok = lambda size, d: size % d == 0 and size // d % 16 == 0 and size // d >= 128
+    return [(1, n // d) for d in (2, 3) if ok(n, d)] + [(0, rows // 2)] * ok(rows, 2)
+
+def _best_times(a, b, plans:list, reps:int) -> list:
+    "Per plan, the fastest of `reps` timed `mm_blocks(a, b, plan)` calls (after one untimed), the plans interleaved."
+    best = [math.inf] * len(plans)
+    for r in range(reps + 1):
+        for i, p in enumerate(plans):
+            t = time.perf_counter(); mm_blocks(a, b, p); t = time.perf_counter() - t
+            if r: best[i] = min(best[i], t)
+    return best
+
+def exact_plans(a:torch.Tensor, b:torch.Tensor, plans:list) -> list:
+    "The `plans` whose blocks give bitwise `a @ b` (the kernel summing each block in the same order as the whole)."
+    y = a @ b; return [p for p in plans if torch.equal(mm_blocks(a, b, p), y)]
+
+MM_BLOCKS = {}   # (rows, k, n, b column-major, dtype) -> (dim, width) or None: measured by tune_cpu_matmuls
+
+def _tune(key:tuple, reps:int, gain:float, budget_s:float) -> dict:
+    "Measure the `MM_BLOCKS` entry of `key`, on inputs from a generator of its own (torch's global RNG untouched)."
+    (M, K, N, bt, dt), g = key, torch.Generator().manual_seed(0)
+    r = lambda *s: torch.randn(*s, generator=g).to(dt)
+    a, b = r(M, K), (r(N, K).t() if bt else r(K, N))
+    whole = _best_times(a, b, [None], 1)[0]
+    plans = [None] + (exact_plans(a, b, _block_plans(M, N)) if whole <= budget_s else [])
+    t = _best_times(a, b, plans, reps) if len(plans) > 1 else [whole]
+    i = min(range(len(t)), key=t.__getitem__); MM_BLOCKS[key] = plans[i] if t[i] <= gain * t[0] else None
+    return {'shape': [M, K, N], 'b_transposed': bt, 'dtype': str(dt).removeprefix('torch.'), 'whole_ms': 1e3 * t[0],
+            'plan': MM_BLOCKS[key], 'ms': 1e3 * t[i] if MM_BLOCKS[key] else 1e3 * t[0]}
+
+def tune_cpu_matmuls(model:nn.Module, rows:int, reps:int=5, gain:float=0.9, budget_s:float=0.02) -> list:
+    ("Give each adapted CPU layer of `model` its `mm_plans[rows]`: the products `LoRAMatmul` computes with the frozen "
+     "weight (forward `x W^T`, input gradient `g W`), each split where a bitwise-equal split takes at most `gain` of "
+     "the whole's time. Shapes not measured before in this process are timed; what was measured, per shape.")
+    out = []
+    for m in model.modules():
+        fw = frozen_weight(m.base_layer) if isinstance(m, LoRALinear) else None
+        if fw is None or _device_of(m.base_layer).type != 'cpu': continue
+        i, o = m.in_features, m.out_features; keys = (rows, i, o, True, fw[3]), (rows, o, i, False, fw[3])
+        out += [_tune(k, reps, gain, budget_s) for k in keys if k not in MM_BLOCKS]
+        m.mm_plans[rows] = tuple(MM_BLOCKS[k] for k in keys)
+    return out
 
 # %% ../nbs/06_fsdp.ipynb #a4be5511
 def lora_state_dict(model:nn.Module) -> dict:

@@ -27,7 +27,7 @@ from .data import Loader, packed_attention_mask, load_datasets
 from .quant_torch import load_quantized, empty_model, _place, _finish
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
                               eval_mode)
-from .fsdp import grad_norm, decoder_layer_classes
+from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 
 # %% auto #0
 __all__ = ['QUANT_OF', 'DTYPES', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER',
@@ -225,6 +225,8 @@ class Trainer(TrainerBase):
         self.base_identity = self.base_checkpoint = checkpoint_identity(self.model_dir)
         self.device = torch.device(device) if device else default_device()
         self.model = build_model(model_dir, tc, self.lora_cfg, self.device)
+        self.mm_tuning = (tune_cpu_matmuls(self.model, tc.batch_size // self.world * tc.context_length)
+                          if self.device.type == 'cpu' else [])    # CPU matmul shapes measured faster in blocks
         self.names = [_clean(n) for n, p in self.model.named_parameters() if p.requires_grad]
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.opt = torch.optim.AdamW(self.params, lr=tc.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=tc.weight_decay,
