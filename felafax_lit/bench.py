@@ -703,10 +703,11 @@ def mm_table(rs:list) -> str:
     ("The matmul shapes our PyTorch trainer timed before its first step (`fsdp.tune_cpu_matmuls`), from the first "
      "run of a system that has them: whole and in its chosen blocks.")
     tun = next((r['mm_tuning'] for r in rs if r.get('mm_tuning')), [])
-    out = [f"{'matmul (ours)':22s} {'whole ms':>9s} {'blocks ms':>10s}  plan (dim, width)"]
+    out = [f"{'matmul (ours)':28s} {'whole ms':>9s} {'blocks ms':>10s}  blocks"]
     for t in tun:
-        M, K, N = t['shape']; w = 'W^T' if t['b_transposed'] else 'W'
-        out.append(f"{f'[{M},{K}] @ {w}[{K},{N}]':22s} {t['whole_ms']:9.3f} {t['ms']:10.3f}  {t['plan'] or 'whole'}")
+        (M, K, N), w, p = t['shape'], 'W^T' if t['b_transposed'] else 'W', t['plan']
+        out.append(f"{f'[{M},{K}] @ {w}[{K},{N}]':28s} {t['whole_ms']:9.3f} {t['ms']:10.3f}  "
+                   + (f"{'rows' if p[0] == 0 else 'columns'} of {p[1]}" if p else 'none (whole)'))
     return '\n'.join(out) if tun else ''
 
 def report(res:dict, out) -> str:
