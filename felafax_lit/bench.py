@@ -729,7 +729,7 @@ def report(res:dict, out) -> str:
     files = ['throughput_memory.png'] if rows and plot_summary(rows, o/'throughput_memory.png') else []
     if res.get('paired'): txt += ['', '```', paired_table(res['paired']), '```']
     if res.get('profiles'): txt += ['', '```', profile_table(res['profiles']), '```']
-    if mm_table(rs): txt += ['', '```', mm_table(rs), '```']
+    if mm := mm_table(rs): txt += ['', '```', mm, '```']
     if res.get('demo'): txt += ['', '```', *(f"{d['args'][1]}: " + demo_table(d) for d in res['demo']), '```']
     if res.get('epochs'): txt += ['', '```', epoch_table(res['epochs']), '```']
     if res.get('dataset'): txt += ['', dataset_table(res['dataset'])]

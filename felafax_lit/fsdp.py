@@ -124,7 +124,7 @@ def add_lora(model:nn.Module, # a model whose targeted modules are linear-like
 
 # %% ../nbs/06_fsdp.ipynb #c3b59e73
 def _block_plans(rows:int, n:int) -> list:
-    "Blocks worth timing for `[rows, k] @ [k, n]`: column halves and thirds, row halves; each >= 128 and 16k wide."
+    "Blocks worth timing for `[rows, k] @ [k, n]`: column halves and thirds, row halves; each >= 128, a multiple of 16."
     ok = lambda size, d: size % d == 0 and size // d % 16 == 0 and size // d >= 128
     return [(1, n // d) for d in (2, 3) if ok(n, d)] + [(0, rows // 2)] * ok(rows, 2)
 
