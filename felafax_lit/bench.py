@@ -39,7 +39,7 @@ class BenchConfig:
     "What every system runs."
     batch_size:int=4; context_length:int=256 # rows x tokens per step
     rank:int=16; alpha:float=32.0 # LoRA on the seven projections
-    steps:int=6; warmup:int=2 # timed steps after untimed ones (JAX compiles in its first)
+    steps:int=6; warmup:int=6 # timed steps after untimed ones (compiling, and torchtune's slower early steps)
     lr:float=1e-4; seed:int=0
     data:str='seed' # 'seed': the Alpaca seed tasks if found, else synthetic instructions; or a dataset file
     compile:bool=True # our PyTorch systems and torchtune compile their decoder layers (in the untimed warmup steps)
@@ -742,7 +742,7 @@ def report(res:dict, out) -> str:
 def main(out:str='bench_results', # output directory
          repeats:int=3, # rounds of every system
          systems:str='', # comma-separated subset of SYSTEMS (default: all)
-         steps:int=6, warmup:int=2, batch_size:int=4, context_length:int=256, rank:int=16,
+         steps:int=6, warmup:int=6, batch_size:int=4, context_length:int=256, rank:int=16,
          # benchmark a preset's shape with random weights instead of SmolLM2-135M (e.g. llama3.1-8b on a GPU)
          preset:str='',
          profiles:bool=True, demo:bool=True, epochs:bool=True, curves:bool=True, plans:bool=True, # extra parts
