@@ -265,21 +265,20 @@ def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     from transformers import AutoTokenizer
     md = Path(model_dir or real_model_dir()); t0 = time.time()
     ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data); n = cfg.warmup + cfg.steps
-    extra = {}
     if fw in ('peft', 'torchtune'):
         step = _stepper(system, md, cfg, ds); load = time.time() - t0
         ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
         steps = [step(b) for b in [next(ld) for _ in range(n)]]
     else:
         tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **({'compile': cfg.compile} if fw == 'torch' else {}))
-        load = time.time() - t0; extra = {'mm_tuning': tr.mm_tuning} if fw == 'torch' else {}
+        load = time.time() - t0
         steps = [(r['tokens'] / r['tokens_per_s'], r['tokens'], r['loss'])
                  for r in tr.fit(ds, progress=False) if 'loss' in r]
     s, k, l = map(list, zip(*steps[cfg.warmup:]))
     return {'system': system, 'step_s': s, 'tokens': k, 'loss': l, 'first_losses': [x[2] for x in steps[:cfg.warmup]],
             'warmup_s': [x[0] for x in steps[:cfg.warmup]],
             'tokens_per_s': float(np.median(np.array(k) / np.array(s))), 'load_s': load, 'peak_rss': _peak_rss(),
-            **extra}
+            **({'mm_tuning': tr.mm_tuning} if fw == 'torch' else {})}   # the matmul shapes it timed
 
 # %% ../nbs/10_benchmarks.ipynb #4423f561
 def _fresh_call(fn:str, args:list, cfg:dict, model_dir) -> dict:

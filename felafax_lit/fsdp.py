@@ -153,7 +153,7 @@ def _tune(key:tuple, reps:int, gain:float, budget_s:float) -> dict:
     t = _best_times(a, b, plans, reps) if len(plans) > 1 else [whole]
     i = min(range(len(t)), key=t.__getitem__); MM_BLOCKS[key] = plans[i] if t[i] <= gain * t[0] else None
     return {'shape': [M, K, N], 'b_transposed': bt, 'dtype': str(dt).removeprefix('torch.'), 'whole_ms': 1e3 * t[0],
-            'plan': MM_BLOCKS[key], 'ms': 1e3 * t[i] if MM_BLOCKS[key] else 1e3 * t[0]}
+            'plan': MM_BLOCKS[key], 'ms': 1e3 * t[i if MM_BLOCKS[key] else 0]}
 
 def tune_cpu_matmuls(model:nn.Module, rows:int, reps:int=5, gain:float=0.9, budget_s:float=0.02) -> list:
     ("Give each adapted CPU layer of `model` its `mm_plans[rows]`: the products `LoRAMatmul` computes with the frozen "
