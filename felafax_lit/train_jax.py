@@ -18,7 +18,7 @@ from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
 from .training import TrainConfig, TrainerBase, check_backend, lr_schedule
-from .model import Llama, generate, mixed_einsum
+from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
 from .conversion import save_hf
@@ -29,10 +29,10 @@ from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_
 
 # %% auto #0
 __all__ = ['LOSS_CHUNK', 'enable_compilation_cache', 'make_optimizer', 'token_loss_sum', 'compute_dtype', 'build_model',
-           'prepare', 'variables', 'sharding_rules', 'load_base', 'head_logits', 'chunked_token_loss', 'init_state',
-           'batch_loss', 'accumulated_grads', 'make_train_step', 'default_mesh', 'data_parallel_size', 'state_sharding',
-           'batch_sharding', 'StepProgram', 'abstract_batch', 'xla_options', 'step_program', 'state_arrays',
-           'save_checkpoint', 'load_checkpoint', 'Trainer']
+           'prepare', 'variables', 'sharding_rules', 'load_base', 'head_logits', 'head_loss_sum', 'head_weight',
+           'chunked_token_loss', 'init_state', 'batch_loss', 'accumulated_grads', 'make_train_step', 'default_mesh',
+           'data_parallel_size', 'state_sharding', 'batch_sharding', 'StepProgram', 'abstract_batch', 'xla_options',
+           'step_program', 'state_arrays', 'save_checkpoint', 'load_checkpoint', 'Trainer']
 
 # %% ../nbs/08a_train_jax.ipynb #f5790a55
 def enable_compilation_cache(path=None):
@@ -117,17 +117,60 @@ def head_logits(model:Llama, variables:dict, x, rng=None):
     lo = variables.get('lora', {}).get('lm_head')
     return y if lo is None else _lora_head(y, x, lo, model.dense.keywords['lora'], dt, rng)
 
+# %% ../nbs/08a_train_jax.ipynb #bbeb1d51
+def _head_ce(spec:str, x, w, targets) -> tuple:
+    "(log-sum-exp, target logit) of each row of the float32 logits `einsum(spec, x, w)`."
+    logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32)
+    top = jax.lax.stop_gradient(logits.max(-1, keepdims=True))
+    lse = jnp.log(jnp.exp(logits - top).sum(-1)) + top[..., 0]
+    return lse, jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def head_loss_sum(spec:str, x, w, targets, mask):
+    "Sum over rows of `mask` times the cross-entropy of the logits `einsum(spec, x, w)` (float32) against `targets`."
+    lse, tl = _head_ce(spec, x, w, targets)
+    return ((lse - tl) * mask).sum()
+
+def _head_loss_fwd(spec, x, w, targets, mask):
+    lse, tl = _head_ce(spec, x, w, targets)
+    return ((lse - tl) * mask).sum(), (x, w, targets, mask, lse)
+
+def _head_loss_bwd(spec, res, g):
+    (x, w, targets, mask, lse), (l, r, o) = res, _subscripts(spec, *res[:2])
+    logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32)
+    d = jnp.exp(logits - lse[..., None]) - jax.nn.one_hot(targets, logits.shape[-1], dtype=jnp.float32)
+    d = (d * (g * mask)[..., None]).astype(x.dtype)
+    dx = jnp.einsum(f'{o},{r}->{l}', d, w, preferred_element_type=jnp.float32).astype(x.dtype)
+    dw = jnp.einsum(f'{l},{o}->{r}', x, d, preferred_element_type=jnp.float32).astype(w.dtype)
+    return dx, dw, None, None
+head_loss_sum.defvjp(_head_loss_fwd, _head_loss_bwd)
+
+# %% ../nbs/08a_train_jax.ipynb #8beee925
+def head_weight(model:Llama, variables:dict):
+    ("(einsum subscripts, weight) of `model`'s head as one matrix in the compute dtype (a quantized `lm_head` "
+     "dequantized); None when an adapter sits on `lm_head`.")
+    c, dt, p = model.config, model.dtype, variables['params']
+    if c.tie_word_embeddings: return '...D,VD->...V', p['embed']['embedding'].astype(dt)
+    if 'lm_head' in variables.get('lora', {}): return None
+    k = p['lm_head']['kernel']
+    return '...D,DV->...V', k.dequantize(dt) if hasattr(k, 'dequantize') else jnp.asarray(k, dt)
+
 # %% ../nbs/08a_train_jax.ipynb #69c75ef9
 def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, rng=None, chunk:int|None=None) -> tuple:
     ("`token_loss_sum` of the head over `hidden` `[B, T, D]`, computed slice by slice of the sequence; "
      "no `[B, T, V]` array.")
     B, T, _ = hidden.shape; V = model.config.vocab_size
-    tc = chunk or max(1, min(T, LOSS_CHUNK // max(B * V, 1))); k = -(-T // tc); pad = k * tc - T
+    tc = chunk or max(1, min(T, LOSS_CHUNK // max(B * V, 1)))
+    if not chunk: tc = -(-T // -(-T // tc))   # as many slices as needed, as even as can be: the least padding
+    k = -(-T // tc); pad = k * tc - T
     cut = lambda a: jnp.moveaxis(
         jnp.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)).reshape(B, k, tc, *a.shape[2:]), 1, 0)
     m = loss_mask.astype(jnp.float32)
-    @partial(jax.checkpoint, prevent_cse=False)
-    def piece(x, t, mm): return token_loss_sum(head_logits(model, variables, x, rng), t, mm)[0]
+    hw = head_weight(model, variables)
+    if hw is None:   # an adapted lm_head: the head and the loss differentiated as written, recomputed in the backward
+        piece = jax.checkpoint(lambda x, t, mm: token_loss_sum(head_logits(model, variables, x, rng), t, mm)[0],
+                               prevent_cse=False)
+    else: piece = lambda x, t, mm: head_loss_sum(hw[0], x.astype(model.dtype), hw[1], t, mm)
     sums = jax.lax.map(lambda a: piece(*a), (cut(hidden), cut(targets), cut(m)))
     return sums.sum(), m.sum()
 
