@@ -119,14 +119,34 @@ def attention_mask(q_seg, k_seg, q_slot, k_slot):
     return same & (k_slot[None, None, :] <= q_slot[None, :, None])
 
 # %% ../nbs/01_model.ipynb #05a038fa
+def _scores(q, k, mask):
+    "Masked, scaled float32 scores `[B,K,G,T,S]` of q `[B,T,K,G,H]` against k `[B,S,K,H]`."
+    s = jnp.einsum('BTKGH,BSKH->BKGTS', q, k, preferred_element_type=jnp.float32) * q.shape[-1] ** -0.5
+    return jnp.where(mask[:, None, None], s, jnp.finfo(jnp.float32).min)
+
+def _attend_fwd(q, k, v, mask, dtype):
+    B, T, N, H = q.shape; K = k.shape[2]; q = q.reshape(B, T, K, N // K, H)
+    s = _scores(q, k, mask); top = s.max(-1, keepdims=True); e = jnp.exp(s - top); inv = 1 / e.sum(-1, keepdims=True)
+    o = jnp.einsum('BKGTS,BSKH->BTKGH', (e * inv).astype(dtype), v.astype(dtype), preferred_element_type=jnp.float32)
+    return o.astype(dtype).reshape(B, T, N * H), (q, k, v, mask, o, top, inv)
+
+@partial(jax.custom_vjp, nondiff_argnums=(4,))
 def attend(q, k, v, mask, dtype):
     "Masked softmax attention: q `[B,T,N,H]`, k and v `[B,S,K,H]`, mask `[B,T,S]` -> `[B,T,N*H]`."
-    B, T, N, H = q.shape; K = k.shape[2]
-    q = q.reshape(B, T, K, N // K, H)
-    s = mixed_einsum('BTKGH,BSKH->BKGTS', q, k) * H ** -0.5
-    s = jnp.where(mask[:, None, None], s, jnp.finfo(jnp.float32).min)
-    p = jax.nn.softmax(s, axis=-1).astype(dtype)
-    return mixed_einsum('BKGTS,BSKH->BTKGH', p, v.astype(dtype)).astype(dtype).reshape(B, T, N * H)
+    return _attend_fwd(q, k, v, mask, dtype)[0]
+
+def _attend_bwd(dtype, res, g):
+    q, k, v, mask, o, top, inv = res; B, T, K, G, H = q.shape
+    g = g.reshape(B, T, K, G, H)
+    p = jnp.exp(_scores(q, k, mask) - top) * inv                      # the forward's probabilities, once more
+    dv = jnp.einsum('BKGTS,BTKGH->BSKH', p.astype(dtype), g.astype(dtype), preferred_element_type=jnp.float32)
+    dp = jnp.einsum('BTKGH,BSKH->BKGTS', g.astype(dtype), v.astype(dtype), preferred_element_type=jnp.float32)
+    rows = jnp.einsum('BTKGH,BTKGH->BKGT', g.astype(jnp.float32), o)[..., None]   # sum_s p dp = g . o
+    ds = jnp.where(mask[:, None, None], p * (dp - rows) * H ** -0.5, 0).astype(q.dtype)   # a masked score: no gradient
+    dq = jnp.einsum('BKGTS,BSKH->BTKGH', ds, k, preferred_element_type=jnp.float32)
+    dk = jnp.einsum('BKGTS,BTKGH->BSKH', ds, q, preferred_element_type=jnp.float32)
+    return dq.reshape(B, T, K * G, H).astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype), None
+attend.defvjp(lambda q, k, v, mask, dtype: _attend_fwd(q, k, v, mask, dtype), _attend_bwd)
 
 # %% ../nbs/01_model.ipynb #4b874274
 class Attention(nn.Module):
