@@ -32,7 +32,9 @@ SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
     'jax_qlora': ('jax', 'qlora', 'peft_qlora'),
     'torchtune_lora': ('torchtune', 'lora', None), 'torchtune_qlora': ('torchtune', 'qlora', None)}
 TORCHTUNE_PEERS = {'torch_lora': 'torchtune_lora', 'torch_qlora': 'torchtune_qlora'}   # ours: its torchtune system
-CEILINGS = ('torch_matmul', 'jax_matmul')   # bf16 matmul FLOP rate of each framework, measured in the same run
+CEILINGS = {   # bf16 matmul FLOP rates measured in the same run: name -> what it multiplies
+    'torch_matmul': 'torch bf16 matmul', 'jax_matmul': 'XLA bf16 matmul, float32 result (what the model runs)',
+    'jax_matmul_bf16': 'XLA bf16 matmul, bf16 result'}
 
 @dataclass
 class BenchConfig:
@@ -233,9 +235,10 @@ def _peak_rss() -> int:
     "Peak resident memory of this process in bytes."
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
-def _matmul(framework:str, n:int=2048, reps:int=12) -> float:
+def _matmul(framework:str, n:int=2048, reps:int=12, bf16_result:bool=False) -> float:
     ("Median bf16 n x n matmul FLOP rate of `framework` on this machine (JAX: accumulated in float32, the form every "
-     "matmul of the model takes; XLA:CPU multiplies into a bf16 result at about a quarter of that rate).")
+     "matmul of the model takes, or with `bf16_result` a bf16 product, which XLA:CPU computes at a quarter to a "
+     "fifth of that rate here).")
     ts = []
     if framework == 'torch':
         import torch
@@ -243,7 +246,7 @@ def _matmul(framework:str, n:int=2048, reps:int=12) -> float:
         for _ in range(reps): t0 = time.perf_counter(); a @ b; ts.append(time.perf_counter() - t0)
     else:
         import jax, jax.numpy as jnp
-        f = jax.jit(lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.float32))
+        f = jax.jit(lambda a, b: jnp.matmul(a, b, preferred_element_type=None if bf16_result else jnp.float32))
         a = jax.random.normal(jax.random.key(0), (n, n), jnp.bfloat16)
         f(a, a).block_until_ready()
         for _ in range(reps): t0 = time.perf_counter(); f(a, a).block_until_ready(); ts.append(time.perf_counter() - t0)
@@ -259,7 +262,9 @@ def _stepper(system:str, md, cfg:BenchConfig, ds):
 
 def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     "Run one system here; its per-step seconds, tokens and losses, load time and peak RSS."
-    if system in CEILINGS: return {'system': system, 'flops': _matmul(system.split('_')[0]), 'peak_rss': _peak_rss()}
+    if system in CEILINGS:
+        return {'system': system, 'flops': _matmul(system.split('_')[0], bf16_result=system.endswith('_bf16')),
+                'peak_rss': _peak_rss()}
     fw, tt, _ = SYSTEMS[system]
     if fw == 'torchtune': _torchtune()   # not installed: say so before loading anything
     from transformers import AutoTokenizer
@@ -298,7 +303,7 @@ def run_benchmark(systems=None, # names in SYSTEMS (default: all)
                   repeats:int=3, cfg:BenchConfig=BenchConfig(), model_dir=None,
                   out=None, # write the raw results here as JSON (after every worker)
                   log=print) -> list:
-    "Every system and both matmul ceilings in fresh processes, `repeats` rounds in rotating order; the raw results."
+    "Every system and the matmul ceilings in fresh processes, `repeats` rounds in rotating order; the raw results."
     names, results = [*(systems or SYSTEMS), *CEILINGS], []
     for r in range(repeats):
         for s in names[r % len(names):] + names[:r % len(names)]:
@@ -318,20 +323,22 @@ def run_benchmark(systems=None, # names in SYSTEMS (default: all)
 # %% ../nbs/10_benchmarks.ipynb #c27987db
 def summarize(results:list, cfg:BenchConfig, config:LlamaConfig) -> list:
     ("Per system: median tokens/s, ratio to its PEFT baseline (and of ours to its torchtune peer), peak RSS, "
-     "4N and 6N FLOP rates and their share of the ceiling.")
+     "4N and 6N FLOP rates and their share of the framework's ceiling (JAX: also of the bf16-result one).")
     by = lambda s, k: [r[k] for r in results if r['system'] == s and k in r]
-    ceil = {s.split('_')[0]: float(np.median(by(s, 'flops'))) for s in CEILINGS if by(s, 'flops')}
+    ceil = {s: float(np.median(by(s, 'flops'))) for s in CEILINGS if by(s, 'flops')}
     f4 = train_flops_per_token(config, cfg.context_length, LoRAConfig(rank=cfg.rank, alpha=cfg.alpha)).model
     f6 = train_flops_per_token(config, cfg.context_length).model
     tps = {s: float(np.median(by(s, 'tokens_per_s'))) for s in SYSTEMS if by(s, 'tokens_per_s')}
     rows = []
     for s, v in tps.items():
-        fw, tt, base = SYSTEMS[s]; c = ceil.get('jax' if fw == 'jax' else 'torch'); peer = TORCHTUNE_PEERS.get(s)
+        fw, tt, base = SYSTEMS[s]; c = ceil.get(f"{'jax' if fw == 'jax' else 'torch'}_matmul")
+        peer, c16 = TORCHTUNE_PEERS.get(s), ceil.get('jax_matmul_bf16') if fw == 'jax' else None
         rows.append(dict(system=s, train_type=tt, tokens_per_s=v, ratio=v / tps[base] if base in tps else None,
                          vs_torchtune=v / tps[peer] if peer in tps else None,
                          peak_rss_gib=float(np.median(by(s, 'peak_rss'))) / 2**30,
                          tflops_4n=v * f4 / 1e12, tflops_6n=v * f6 / 1e12,
-                         of_ceiling=v * f4 / c if c else None, runs=len(by(s, 'tokens_per_s'))))
+                         of_ceiling=v * f4 / c if c else None, of_bf16_ceiling=v * f4 / c16 if c16 else None,
+                         runs=len(by(s, 'tokens_per_s'))))
     return rows
 
 def table(rows:list, ceil:dict|None=None) -> str:
@@ -723,7 +730,7 @@ def report(res:dict, out) -> str:
            + (f", torchtune {m['torchtune']}, torchao {m.get('torchao')}." if m.get('torchtune') else '.'), '',
            f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, "
            f"{max((r['runs'] for r in rows), default=0)} rounds; "
-           + ', '.join(f"{k} bf16 matmul ceiling {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),
+           + '; '.join(f"{k} ({CEILINGS[k]}) {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),
            '', '```', table(rows), '```']
     files = ['throughput_memory.png'] if rows and plot_summary(rows, o/'throughput_memory.png') else []
     if res.get('paired'): txt += ['', '```', paired_table(res['paired']), '```']
