@@ -146,7 +146,7 @@ def _attend_bwd(dtype, res, g):
     dq = jnp.einsum('BKGTS,BSKH->BTKGH', ds, k, preferred_element_type=jnp.float32)
     dk = jnp.einsum('BKGTS,BTKGH->BSKH', ds, q, preferred_element_type=jnp.float32)
     return dq.reshape(B, T, K * G, H).astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype), None
-attend.defvjp(lambda q, k, v, mask, dtype: _attend_fwd(q, k, v, mask, dtype), _attend_bwd)
+attend.defvjp(_attend_fwd, _attend_bwd)
 
 # %% ../nbs/01_model.ipynb #4b874274
 class Attention(nn.Module):

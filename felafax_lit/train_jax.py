@@ -29,7 +29,7 @@ from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_
 
 # %% auto #0
 __all__ = ['LOSS_CHUNK', 'enable_compilation_cache', 'make_optimizer', 'token_loss_sum', 'compute_dtype', 'build_model',
-           'prepare', 'variables', 'sharding_rules', 'load_base', 'head_logits', 'head_loss_sum', 'head_weight',
+           'prepare', 'variables', 'sharding_rules', 'load_base', 'head_weight', 'head_logits', 'head_loss_sum',
            'chunked_token_loss', 'init_state', 'batch_loss', 'accumulated_grads', 'make_train_step', 'default_mesh',
            'data_parallel_size', 'state_sharding', 'batch_sharding', 'StepProgram', 'abstract_batch', 'xla_options',
            'step_program', 'state_arrays', 'save_checkpoint', 'load_checkpoint', 'Trainer']
@@ -106,16 +106,21 @@ def _lora_head(y, x, lo, cfg:LoRAConfig, dtype, rng):
         x = jnp.where(keep, x / (1 - cfg.dropout), 0).astype(x.dtype)
     return y + lora_update(x, lo['lora_a'], lo['lora_b'], cfg.scale, dtype)
 
+# %% ../nbs/08a_train_jax.ipynb #8beee925
+def head_weight(model:Llama, variables:dict):
+    ("(einsum subscripts, weight) of `model`'s head as one matrix in the compute dtype (the tied embedding, or "
+     "`lm_head`'s kernel, dequantized if quantized); an adapter on `lm_head` is not in it.")
+    c, dt, p = model.config, model.dtype, variables['params']
+    if c.tie_word_embeddings: return '...D,VD->...V', p['embed']['embedding'].astype(dt)
+    k = p['lm_head']['kernel']
+    return '...D,DV->...V', k.dequantize(dt) if hasattr(k, 'dequantize') else jnp.asarray(k, dt)
+
 # %% ../nbs/08a_train_jax.ipynb #5851360c
 def head_logits(model:Llama, variables:dict, x, rng=None):
     "Float32 logits `[..., V]` of final hidden states `x` `[..., D]`, exactly as `model`'s head computes them."
-    c, dt, p = model.config, model.dtype, variables['params']
-    if c.tie_word_embeddings:
-        return mixed_einsum('...D,VD->...V', x.astype(dt), p['embed']['embedding'].astype(dt))
-    k = p['lm_head']['kernel']; k = k.dequantize(dt) if hasattr(k, 'dequantize') else jnp.asarray(k, dt)
-    y = mixed_einsum('...D,DV->...V', x.astype(dt), k)
+    spec, w = head_weight(model, variables); y = mixed_einsum(spec, x.astype(w.dtype), w)
     lo = variables.get('lora', {}).get('lm_head')
-    return y if lo is None else _lora_head(y, x, lo, model.dense.keywords['lora'], dt, rng)
+    return y if lo is None else _lora_head(y, x, lo, model.dense.keywords['lora'], model.dtype, rng)
 
 # %% ../nbs/08a_train_jax.ipynb #bbeb1d51
 def _head_ce(spec:str, x, w, targets) -> tuple:
@@ -128,8 +133,7 @@ def _head_ce(spec:str, x, w, targets) -> tuple:
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def head_loss_sum(spec:str, x, w, targets, mask):
     "Sum over rows of `mask` times the cross-entropy of the logits `einsum(spec, x, w)` (float32) against `targets`."
-    lse, tl = _head_ce(spec, x, w, targets)
-    return ((lse - tl) * mask).sum()
+    return _head_loss_fwd(spec, x, w, targets, mask)[0]
 
 def _head_loss_fwd(spec, x, w, targets, mask):
     lse, tl = _head_ce(spec, x, w, targets)
@@ -145,32 +149,23 @@ def _head_loss_bwd(spec, res, g):
     return dx, dw, None, None
 head_loss_sum.defvjp(_head_loss_fwd, _head_loss_bwd)
 
-# %% ../nbs/08a_train_jax.ipynb #8beee925
-def head_weight(model:Llama, variables:dict):
-    ("(einsum subscripts, weight) of `model`'s head as one matrix in the compute dtype (a quantized `lm_head` "
-     "dequantized); None when an adapter sits on `lm_head`.")
-    c, dt, p = model.config, model.dtype, variables['params']
-    if c.tie_word_embeddings: return '...D,VD->...V', p['embed']['embedding'].astype(dt)
-    if 'lm_head' in variables.get('lora', {}): return None
-    k = p['lm_head']['kernel']
-    return '...D,DV->...V', k.dequantize(dt) if hasattr(k, 'dequantize') else jnp.asarray(k, dt)
-
 # %% ../nbs/08a_train_jax.ipynb #69c75ef9
 def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, rng=None, chunk:int|None=None) -> tuple:
     ("`token_loss_sum` of the head over `hidden` `[B, T, D]`, computed slice by slice of the sequence; "
      "no `[B, T, V]` array.")
     B, T, _ = hidden.shape; V = model.config.vocab_size
-    tc = chunk or max(1, min(T, LOSS_CHUNK // max(B * V, 1)))
-    if not chunk: tc = -(-T // -(-T // tc))   # as many slices as needed, as even as can be: the least padding
+    most = max(1, min(T, LOSS_CHUNK // max(B * V, 1)))
+    tc = chunk or -(-T // -(-T // most))   # as many slices as needed, as even as can be: the least padding
     k = -(-T // tc); pad = k * tc - T
     cut = lambda a: jnp.moveaxis(
         jnp.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)).reshape(B, k, tc, *a.shape[2:]), 1, 0)
     m = loss_mask.astype(jnp.float32)
-    hw = head_weight(model, variables)
-    if hw is None:   # an adapted lm_head: the head and the loss differentiated as written, recomputed in the backward
+    if 'lm_head' in variables.get('lora', {}):   # an adapted head: autodiff, recomputed in the backward
         piece = jax.checkpoint(lambda x, t, mm: token_loss_sum(head_logits(model, variables, x, rng), t, mm)[0],
                                prevent_cse=False)
-    else: piece = lambda x, t, mm: head_loss_sum(hw[0], x.astype(model.dtype), hw[1], t, mm)
+    else:
+        spec, w = head_weight(model, variables)
+        piece = lambda x, t, mm: head_loss_sum(spec, x.astype(w.dtype), w, t, mm)
     sums = jax.lax.map(lambda a: piece(*a), (cut(hidden), cut(targets), cut(m)))
     return sums.sum(), m.sum()
 
