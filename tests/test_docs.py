@@ -64,10 +64,12 @@ def _api_nb():
     return None
 
 BUILD = {}
+# One worker runs every test here (`--dist loadgroup` in pytest.ini), so the other runs notebooks while it builds.
+pytestmark = pytest.mark.xdist_group('docs')
 
 @pytest.fixture(scope='session')
 def site(tmp_path_factory):
-    "The site, built once per test run: parallel workers (pytest-xdist) share one build, the first builds it."
+    "The site, built once per test run (workers that meet here anyway share one build: the first builds it)."
     import fcntl
     base = tmp_path_factory.getbasetemp()
     root = base.parent if os.environ.get('PYTEST_XDIST_WORKER') else base   # a worker's parent: this run's, shared
