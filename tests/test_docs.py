@@ -64,7 +64,8 @@ def _api_nb():
     return None
 
 BUILD = {}
-# One worker runs every test here (`--dist loadgroup` in pytest.ini), so the other runs notebooks while it builds.
+# One worker runs every test here (`--dist loadgroup` in pytest.ini; pytest<9.2, see settings.ini), so the other
+# runs notebooks while this one builds the site.
 pytestmark = pytest.mark.xdist_group('docs')
 
 @pytest.fixture(scope='session')
