@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_sharding.ipynb #87ed35ec
 from __future__ import annotations
-import gc, re
+import re
 from functools import partial
 from pathlib import Path
 import numpy as np
@@ -282,7 +282,7 @@ def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
         with _Reader(wm, dtype) as r:
             if quantize and re.search(quant_targets, ps): flat[p] = _load_nf4(r, ps, rows, mesh, rules)
             else: flat[p] = _load_dense(r, ps, rows, shapes[p], mesh, rules)
-        jax.block_until_ready(flat[p]); gc.collect()  # host blocks are freed before the next parameter is read
+        jax.block_until_ready(flat[p])   # each host block is freed (by reference count) before the next parameter is read
     return c, _nest(flat)
 
 # %% ../nbs/03_sharding.ipynb #c13186f5

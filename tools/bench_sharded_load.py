@@ -40,6 +40,13 @@ print(json.dumps(dict(seconds=dt, base_mb=base, end_mb=rss_mb(), peak_mb=peak_mb
                       loaded_mb=loaded / 2**20)))
 '''
 
+def random_bf16(rng, shape):
+    "Random bf16 weights straight from random bits (no float32 pass): random sign and mantissa, magnitudes in [2^-7, 2^-6)."
+    import numpy as np, ml_dtypes
+    bits = np.frombuffer(rng.bytes(2 * int(np.prod(shape))), np.uint16) & 0x807F
+    bits |= 0x3C00   # biased exponent 120: 2^-7
+    return bits.view(ml_dtypes.bfloat16).reshape(shape)
+
 def write_checkpoint(d:Path, layers:int, D:int, F:int, V:int, N:int=32, K:int=8, shard_mb:int=500) -> dict:
     "A random bf16 Llama checkpoint in `d`, one shard in memory at a time; returns {name: shape}."
     import numpy as np, ml_dtypes
@@ -63,8 +70,7 @@ def write_checkpoint(d:Path, layers:int, D:int, F:int, V:int, N:int=32, K:int=8,
     groups.append(cur); wm = {}
     for j, names in enumerate(groups):
         fn = f'model-{j + 1:05d}-of-{len(groups):05d}.safetensors'
-        ts = {k: (np.ones(s, np.float32) if len(s) == 1 else rng.standard_normal(s, np.float32) * 0.02).astype(ml_dtypes.bfloat16)
-              for k, s in names.items()}
+        ts = {k: np.ones(s, ml_dtypes.bfloat16) if len(s) == 1 else random_bf16(rng, s) for k, s in names.items()}
         save_file(ts, str(d/fn), metadata={'format': 'pt'}); wm.update(dict.fromkeys(names, fn)); del ts
     total = 2 * sum(int(np.prod(s)) for s in shapes.values())
     (d/'model.safetensors.index.json').write_text(json.dumps({'metadata': {'total_size': total}, 'weight_map': wm}))
