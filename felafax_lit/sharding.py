@@ -282,7 +282,6 @@ def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
         with _Reader(wm, dtype) as r:
             if quantize and re.search(quant_targets, ps): flat[p] = _load_nf4(r, ps, rows, mesh, rules)
             else: flat[p] = _load_dense(r, ps, rows, shapes[p], mesh, rules)
-        jax.block_until_ready(flat[p])   # each host block is freed (by reference count) before the next parameter is read
     return c, _nest(flat)
 
 # %% ../nbs/03_sharding.ipynb #c13186f5
