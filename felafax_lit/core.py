@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59ba0e36
 from __future__ import annotations
-import csv, hashlib, json, math, os, shutil, subprocess, sys, zipfile
+import csv, hashlib, json, logging, math, os, shutil, subprocess, sys, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace, asdict
 from pathlib import Path
@@ -13,14 +13,15 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
            'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
-           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params',
-           'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount',
-           'train_flops_per_token', 'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir',
-           'list_checkpoints', 'check_settings', 'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir',
-           'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error',
-           'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
-           'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
-           'gguf_to_hf', 'cache_lock', 'real_model_dir', 'real_tokenizer']
+           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'BNB_HUB_KERNEL_LOGGER', 'BNB_HUB_KERNEL_NOTICE',
+           'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection', 'LoRAConfig',
+           'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
+           'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
+           'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
+           'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header',
+           'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity',
+           'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf',
+           'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_bnb_hub_kernel']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -716,3 +717,18 @@ def real_tokenizer():
     "The SmolLM2-135M-Instruct tokenizer (with its chat template)."
     from transformers import AutoTokenizer
     return AutoTokenizer.from_pretrained(real_model_dir())
+
+# %% ../nbs/00_core.ipynb #f5423fd5
+BNB_HUB_KERNEL_LOGGER = 'bitsandbytes.backends.cpu.ops'   # where bitsandbytes logs the notice
+BNB_HUB_KERNEL_NOTICE = 'Failed to load CPU gemm_4bit_forward from kernels-community'
+
+class _DropHubKernelNotice(logging.Filter):
+    "Drops bitsandbytes' notice that its optional hub CPU kernel (package `kernels`) is absent; keeps the rest."
+    def filter(self, record): return not record.getMessage().startswith(BNB_HUB_KERNEL_NOTICE)
+
+def quiet_bnb_hub_kernel():
+    "Drop `BNB_HUB_KERNEL_NOTICE` from bitsandbytes' log (before it is imported; once per process)."
+    log = logging.getLogger(BNB_HUB_KERNEL_LOGGER)
+    if not any(isinstance(f, _DropHubKernelNotice) for f in log.filters): log.addFilter(_DropHubKernelNotice())
+
+quiet_bnb_hub_kernel()

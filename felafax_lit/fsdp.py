@@ -14,8 +14,8 @@ import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy, CPUOffloadPolicy, OffloadPolicy
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
     apply_activation_checkpointing as _apply_ac, checkpoint_wrapper, CheckpointImpl, CheckpointWrapper)
-import bitsandbytes as bnb
 from .core import LoRAConfig
+import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 
 # %% auto #0
 __all__ = ['MM_BLOCKS', 'frozen_weight', 'mm_blocks', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'exact_plans', 'tune_cpu_matmuls',

@@ -12,9 +12,9 @@ from safetensors import safe_open
 from tqdm.auto import tqdm
 from transformers import LlamaConfig as HFLlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
-import bitsandbytes as bnb
 from hqq.core.quantize import HQQLinear, BaseQuantizeConfig
 from .core import LlamaConfig, PROJECTION_NAMES, tensor_files
+import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 
 # %% auto #0
 __all__ = ['QUANT_TYPES', 'read_hf_config', 'empty_model', 'quantize_linear', 'load_quantized', 'quantized_linears',

@@ -18,10 +18,10 @@ import torch._functorch.config
 from fastcore.basics import patch
 from fastcore.script import call_parse
 from safetensors.torch import save_file, load_file
-import bitsandbytes as bnb
 from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity
+import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch
 from .data import Loader, packed_attention_mask, load_datasets
 from .quant_torch import load_quantized, empty_model, _place, _finish
