@@ -12,7 +12,7 @@ from .core import PROJECTION_NAMES
 from .core import safetensors_header, checkpoint_identity, check_replaceable
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
-from .data import HF_NAMES, parse_columns
+from .data import HF_NAMES, parse_columns, check_dataset_options
 from .training import TrainConfig
 
 # %% auto #0
@@ -92,7 +92,8 @@ def _data_args(p, dataset='sort', size=1000, eval_size=24):
     a('--dataset_split', default=None, help="HF datasets: the split to train on (default: train, or the short name's)")
     a('--dataset_config', default=None, help="HF datasets: the configuration (subset) of a hub dataset")
     a('--dataset_columns', default=None,
-      help="HF datasets: our field names mapped to the dataset's columns, e.g. instruction=question,output=answer")
+      help="our field names mapped to the dataset's columns (JSON/JSONL rows and HF datasets), "
+           "e.g. instruction=question,output=answer")
     a('--dataset_format', default='auto', choices=('auto', 'alpaca', 'chat', 'text', 'completion'),
       help="row format of a dataset file (default: %(default)s, from the file)")
     a('--dataset_size', type=int, default=size, help="rows generated for a synthetic task (default: %(default)s)")
@@ -634,7 +635,8 @@ def validate(args):
     "Check a parsed command line, and the model, tokenizer, adapter and packages it names, before anything is loaded."
     check_settings(vars(args), '--')
     if args.command in ('train', 'demo'):
-        lora_targets(args.lora_target_modules); check_backend(args); parse_columns(args.dataset_columns)
+        lora_targets(args.lora_target_modules); check_backend(args)
+        check_dataset_options(args.dataset, args.dataset_split, args.dataset_config, parse_columns(args.dataset_columns))
         if args.allow_changes and not args.resume: raise ValueError("--allow_changes has an effect only with --resume")
         if (pkg := _LOG_PACKAGES.get(args.log_to)) and importlib.util.find_spec(pkg) is None:
             raise ValueError(f"--log_to {args.log_to} needs the {pkg} package: pip install {pkg}")

@@ -4,7 +4,8 @@
 
 # %% ../nbs/07_data.ipynb #cadb952b
 from __future__ import annotations
-import bisect, codecs, heapq, itertools, json, re, warnings
+import bisect, codecs, heapq, itertools, json, logging, re, warnings
+from contextlib import contextmanager
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,12 +18,12 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'HF_SUFFIXES',
            'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'SEED_TASKS', 'DataError', 'BadRows', 'iter_json_rows',
-           'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'encode_alpaca',
+           'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'renamed', 'encode_alpaca',
            'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'Places', 'Ragged',
            'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'fill_rows', 'build_rows',
            'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match', 'is_hf_dataset',
-           'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task', 'load_datasets',
-           'seed_tasks_path']
+           'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task', 'check_dataset_options',
+           'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -175,12 +176,24 @@ def alpaca_prompt(instruction:str, input:str='') -> str:
 class BadRow(Exception):
     "Raised by an encoder for a malformed row; the reader reports it with the row's location."
 
+def _has(row:dict) -> str:
+    names = [str(k) for k in row]; more = f", +{len(names) - 8} more" if len(names) > 8 else ''
+    return f"the row has {', '.join(names[:8])}{more}" if names else "the row is empty"
+
+def renamed(row, columns:dict|None) -> dict:
+    "`row` with each of our fields taken from its own column, `columns` mapping ours -> theirs; `BadRow` if one lacks."
+    if not columns: return row
+    if not isinstance(row, dict): raise BadRow(f"expected a JSON object, got {type(row).__name__}")
+    if missing := [(o, t) for o, t in columns.items() if t not in row]:
+        o, t = missing[0]; raise BadRow(f"missing field {t!r}, mapped to {o!r} ({_has(row)})")
+    return {**row, **{o: row[t] for o, t in columns.items()}}
+
 def _field(row, key:str, optional:bool=False) -> str:
     "`row[key]` as a string; a missing (unless `optional`) or non-string field raises `BadRow`."
     if not isinstance(row, dict): raise BadRow(f"expected a JSON object, got {type(row).__name__}")
     v = row.get(key)
     if v is None and optional: return ''
-    if key not in row: raise BadRow(f"missing field {key!r}")
+    if key not in row: raise BadRow(f"missing field {key!r} ({_has(row)})")
     if not isinstance(v, str): raise BadRow(f"field {key!r} must be a string, got {type(v).__name__}")
     if not v and not optional: raise BadRow(f"field {key!r} is empty")
     return v
@@ -383,7 +396,8 @@ def from_examples(cls:TokenDataset, ids, mask, src=None, where=None) -> TokenDat
 def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
                   on_bad_row:str|BadRows='raise', # 'raise' or 'skip' malformed rows
                   on_long_prompt:str='raise', # 'raise' or 'skip' rows whose prompt exceeds `context_length`
-                  name:str='rows') -> TokenDataset:
+                  name:str='rows',
+                  columns:dict|None=None) -> TokenDataset: # fields renamed first (`renamed`: ours -> theirs)
     "Encode and fit `rows` (dicts, or `(where, dict)` pairs; any iterable) into a `TokenDataset`."
     enc = format if callable(format) else ENCODERS[format]   # a callable: (row, tokenizer) -> (ids, mask)
     bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(name, on_bad_row)
@@ -391,7 +405,7 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
     ex, where_, cut = _Examples(), Places(), 0
     for k, r in enumerate(rows):
         where, row = r if isinstance(r, tuple) else (f"index {k}", r)
-        try: ids, mask = enc(row, tokenizer); pieces = fit(ids, mask, context_length, split=format == 'text')
+        try: ids, mask = enc(renamed(row, columns), tokenizer); pieces = fit(ids, mask, context_length, split=format == 'text')
         except BadRow as e: bad(where, str(e)); continue
         except PromptTooLong as e: long(where, str(e)); continue
         cut += len(pieces) == 1 and len(pieces[0][0]) < len(ids)
@@ -407,19 +421,22 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
 
 # %% ../nbs/07_data.ipynb #60ea6cfb
 def read_dataset(path, tokenizer, context_length:int,
-                 format:str='auto', # 'alpaca', 'chat', 'text' or 'auto'
+                 format:str='auto', # 'alpaca', 'chat', 'text', 'completion' or 'auto' (from the first row's fields)
                  on_bad_row:str='raise', # 'raise' or 'skip' malformed rows
                  on_long_prompt:str='raise', # 'raise' or 'skip' rows whose prompt exceeds `context_length`
-                 text_per:str='line') -> TokenDataset: # text: one document per 'line' or per 'file'
+                 text_per:str='line', # text: one document per 'line' or per 'file'
+                 columns:dict|None=None) -> TokenDataset: # JSON rows: our field names -> theirs
     ("Read, encode and fit a dataset file (or a directory of `.txt` files) into a `TokenDataset`, "
      "row by row as the file is read.")
     bad, plain = BadRows(path, on_bad_row), Path(path).suffix == '.txt' or Path(path).is_dir()
+    if plain and columns: raise DataError(f"{path}: plain text has no columns to map (--dataset_columns)")
     if format == 'auto' and plain: format = 'text'
     rows = iter_text_rows(path, text_per, bad) if plain else iter_json_rows(path, bad)
     if format == 'auto':
         first = next(rows, None); rows = itertools.chain([first] if first else [], rows)
-        format = 'chat' if first and isinstance(first[1], dict) and 'messages' in first[1] else 'alpaca'
-    return tokenize_rows(rows, tokenizer, context_length, format, bad, on_long_prompt)
+        try: format = row_format(renamed(first[1], columns)) if first else 'alpaca'
+        except BadRow: format = row_format(first[1])   # its reader reports the row
+    return tokenize_rows(rows, tokenizer, context_length, format, bad, on_long_prompt, columns=columns)
 
 # %% ../nbs/07_data.ipynb #e18548d8
 @patch
@@ -629,27 +646,36 @@ def _csv_strings(f) -> dict:
     with open(f, newline='', encoding='utf-8-sig') as fh: names = next(csv.reader(fh), [])
     return dict(features=datasets.Features({n: datasets.Value('string') for n in names}), keep_default_na=False)
 
+@contextmanager
+def _quiet_hub():
+    "huggingface_hub's per-request warnings held back (a failed load is reported in one line with its reason)."
+    log = logging.getLogger('huggingface_hub'); level = log.level; log.setLevel(logging.ERROR)
+    try: yield
+    finally: log.setLevel(level)
+
+def _load_hf(name, p:Path, hub:str, split:str, config:str|None):
+    import datasets
+    if _saved(p):
+        ds = datasets.load_from_disk(str(p))
+        if isinstance(ds, datasets.DatasetDict):
+            if split not in ds: raise DataError(f"dataset {name}: no split {split!r} (it has {', '.join(ds)})")
+            ds = ds[split]
+        return ds
+    if (files := _data_files(p))[0]:
+        return datasets.load_dataset(files[0], data_files=files[1], split='train',
+                                     **(_csv_strings(files[1][0]) if files[0] == 'csv' else {}))
+    return datasets.load_dataset(hub, config, split=split)
+
 def load_hf_dataset(name, split:str|None=None, config:str|None=None):
     "`(datasets.Dataset, row map or None)` for `name`: a short name, a local file or directory, or a hub id."
-    import datasets
     hub, default_split, fn = HF_NAMES.get(str(name), (str(name), 'train', None))
-    split, p = split or default_split, Path(str(name))
     try:
-        if _saved(p):
-            ds = datasets.load_from_disk(str(p))
-            if isinstance(ds, datasets.DatasetDict):
-                if split not in ds: raise DataError(f"dataset {name}: no split {split!r} (it has {', '.join(ds)})")
-                ds = ds[split]
-        elif (files := _data_files(p))[0]:
-            ds = datasets.load_dataset(files[0], data_files=files[1], split='train',
-                                       **(_csv_strings(files[1][0]) if files[0] == 'csv' else {}))
-        else: ds = datasets.load_dataset(hub, config, split=split)
+        with _quiet_hub(): return _load_hf(name, Path(str(name)), hub, split or default_split, config), fn
     except DataError: raise
     except Exception as e:
         why = ' '.join(str(e).split())[:300] or type(e).__name__
         raise DataError(f"dataset {str(name)!r} could not be loaded with HF datasets "
                         f"({type(e).__name__}: {why})") from None
-    return ds, fn
 
 def hf_rows(ds, columns:dict|None=None) -> Iterator:
     "`(where, row)` pairs of a `datasets.Dataset`, one at a time, with fields renamed by `columns` (ours -> theirs)."
@@ -682,6 +708,19 @@ def is_task(name) -> bool:
     "Does `name` name built-in synthetic tasks (e.g. 'sort' or 'sort,reverse')?"
     return all(t in TASKS for t in str(name).split(','))
 
+def check_dataset_options(dataset, split:str|None=None, config:str|None=None, columns:dict|None=None):
+    "Refuse what `dataset` would ignore: a split, config or column mapping of built-in tasks, a split or config of a file."
+    given = lambda *o: [k for k, v in o if v]
+    if is_task(dataset):
+        if opts := given(('--dataset_split', split), ('--dataset_config', config), ('--dataset_columns', columns)):
+            raise DataError(f"{', '.join(opts)}: the built-in tasks ({dataset}) have no splits, configs or columns")
+    elif Path(str(dataset)).exists() and not is_hf_dataset(dataset):
+        if opts := given(('--dataset_split', split), ('--dataset_config', config)):
+            raise DataError(f"{', '.join(opts)}: {dataset} is read as one file, with no splits or configs (they are "
+                            "for parquet, arrow and CSV files, save_to_disk directories and hub ids)")
+        if columns and (Path(str(dataset)).suffix == '.txt' or Path(str(dataset)).is_dir()):
+            raise DataError(f"--dataset_columns: {dataset} is plain text, with no columns to map")
+
 def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   eval_size:int=0, # rows held out (0: none)
                   dataset_size:int=1000, # training rows generated for a synthetic task
@@ -690,7 +729,8 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   batch_size:int=1, pack:bool=True,
                   hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
-    T = context_length
+    T, hf = context_length, hf or {}
+    check_dataset_options(dataset, **hf)
     if is_task(dataset):
         rows = make_task_dataset(dataset_size + eval_size, seed=seed, tasks=tuple(str(dataset).split(',')))
         held, train = rows[:eval_size], rows[eval_size:]
@@ -699,11 +739,12 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
         out = ds, tokenize_rows(held, tokenizer, T, name='held-out rows') if held else None, held or None
     else:
         if is_hf_dataset(dataset):
-            ds = read_hf_dataset(dataset, tokenizer, T, format, on_bad_row, on_bad_row, **(hf or {}))
+            ds = read_hf_dataset(dataset, tokenizer, T, format, on_bad_row, on_bad_row, **hf)
         elif not Path(dataset).exists():
             raise FileNotFoundError(f"dataset {str(dataset)!r} is neither a file nor built-in tasks "
                                     f"({', '.join(TASKS)})")
-        else: ds = read_dataset(dataset, tokenizer, T, format, on_bad_row=on_bad_row, on_long_prompt=on_bad_row)
+        else: ds = read_dataset(dataset, tokenizer, T, format, on_bad_row=on_bad_row, on_long_prompt=on_bad_row,
+                                columns=hf.get('columns'))
         if eval_size >= len(ds.where) > 0 and eval_size:
             raise DataError(f"eval_size {eval_size} leaves no training rows ({len(ds.where)} rows)")
         out = (*ds.split(eval_size / len(ds.where), seed=seed), None) if eval_size else (ds, None, None)
