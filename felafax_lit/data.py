@@ -709,16 +709,19 @@ def is_task(name) -> bool:
     return all(t in TASKS for t in str(name).split(','))
 
 def check_dataset_options(dataset, split:str|None=None, config:str|None=None, columns:dict|None=None):
-    "Refuse what `dataset` would ignore: a split, config or column mapping of built-in tasks, a split or config of a file."
-    given = lambda *o: [k for k, v in o if v]
+    ("Refuse what `dataset` would ignore: a split, config or column mapping of built-in tasks, a split or config of a "
+     "file, a config of a `save_to_disk` directory, a column mapping of plain text.")
+    given, p = (lambda *o: [k for k, v in o if v]), Path(str(dataset))
     if is_task(dataset):
         if opts := given(('--dataset_split', split), ('--dataset_config', config), ('--dataset_columns', columns)):
             raise DataError(f"{', '.join(opts)}: the built-in tasks ({dataset}) have no splits, configs or columns")
-    elif Path(str(dataset)).exists() and not is_hf_dataset(dataset):
-        if opts := given(('--dataset_split', split), ('--dataset_config', config)):
-            raise DataError(f"{', '.join(opts)}: {dataset} is read as one file, with no splits or configs (they are "
-                            "for parquet, arrow and CSV files, save_to_disk directories and hub ids)")
-        if columns and (Path(str(dataset)).suffix == '.txt' or Path(str(dataset)).is_dir()):
+    elif p.exists():
+        if _saved(p) and config:
+            raise DataError(f"--dataset_config: {dataset} is a save_to_disk directory, with splits but no configs")
+        if not _saved(p) and (opts := given(('--dataset_split', split), ('--dataset_config', config))):
+            raise DataError(f"{', '.join(opts)}: {dataset} is read whole, with no splits or configs (those are for "
+                            "save_to_disk directories and hub ids)")
+        if columns and (p.suffix == '.txt' or p.is_dir() and not _saved(p) and not _data_files(p)[0]):
             raise DataError(f"--dataset_columns: {dataset} is plain text, with no columns to map")
 
 def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
