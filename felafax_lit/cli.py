@@ -211,6 +211,9 @@ def _generate_args(p):
       help="a file of prompts: .txt (one per line), or JSON/JSONL rows with 'prompt' "
            "or Alpaca 'instruction' (+ 'input')")
     a('--chat', action='store_true', help="wrap each prompt as a user message with the tokenizer's chat template")
+    a('--alpaca', action='store_true',
+      help="wrap each --prompt (and each line of a .txt --prompts file) as an Alpaca instruction, in the template "
+           "Alpaca rows are trained with (JSON rows with 'instruction' always are)")
     a('--max_new_tokens', type=int, default=128, help="tokens generated per prompt at most (default: %(default)s)")
     a('--temperature', type=float, default=0.0,
       help="0: greedy; above 0: sample at this temperature (default: %(default)s)")
@@ -384,20 +387,24 @@ def cmd_export(args) -> dict:
 
 # %% ../nbs/09_cli.ipynb #869d3856
 def read_prompts(args) -> list:
-    "The prompts of `--prompt` and `--prompts`, in order; raise for none or an empty one."
-    out = list(args.prompt)
+    ("The prompts of `--prompt` and `--prompts`, in order (`--alpaca`: texts wrapped as Alpaca instructions); "
+     "raise for none or an empty one.")
+    alpaca = getattr(args, 'alpaca', False)
+    if alpaca and getattr(args, 'chat', False): raise ValueError("--alpaca and --chat are two templates: give one")
+    out = [(p, alpaca) for p in args.prompt]   # (text, wrap it)
     if args.prompts:
         f = Path(args.prompts)
         if not f.is_file(): raise FileNotFoundError(f"--prompts file not found: {f}")
-        if f.suffix == '.txt': out += [l for l in f.read_text(encoding='utf-8-sig').splitlines() if l.strip()]
+        if f.suffix == '.txt': out += [(l, alpaca) for l in f.read_text(encoding='utf-8-sig').splitlines() if l.strip()]
         else:
             for where, r in read_json_rows(f):
                 if not isinstance(r, dict) or not isinstance(r.get('prompt', r.get('instruction')), str):
                     raise DataError(f"{f}: {where}: expected an object with a 'prompt' or 'instruction' string")
-                out.append(r['prompt'] if 'prompt' in r else alpaca_prompt(r['instruction'], r.get('input') or ''))
+                out.append((r['prompt'], False) if 'prompt' in r
+                           else (alpaca_prompt(r['instruction'], r.get('input') or ''), False))
     if not out: raise ValueError("nothing to complete: give --prompt TEXT (repeatable) or --prompts FILE")
-    if bad := [i for i, p in enumerate(out) if not p.strip()]: raise ValueError(f"prompt {bad[0] + 1} is empty")
-    return out
+    if bad := [i for i, (p, _) in enumerate(out) if not p.strip()]: raise ValueError(f"prompt {bad[0] + 1} is empty")
+    return [alpaca_prompt(p) if wrap else p for p, wrap in out]
 
 def _encode(tok, prompt:str, chat:bool) -> list:
     if not chat: return tok.encode(prompt, add_special_tokens=True)
