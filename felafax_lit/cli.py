@@ -389,8 +389,8 @@ def cmd_export(args) -> dict:
 def read_prompts(args) -> list:
     ("The prompts of `--prompt` and `--prompts`, in order (`--alpaca`: texts wrapped as Alpaca instructions); "
      "raise for none or an empty one.")
-    alpaca = getattr(args, 'alpaca', False)
-    if alpaca and getattr(args, 'chat', False): raise ValueError("--alpaca and --chat are two templates: give one")
+    alpaca = args.alpaca
+    if alpaca and args.chat: raise ValueError("--alpaca and --chat are two templates: give one")
     out = [(p, alpaca) for p in args.prompt]   # (text, wrap it)
     if args.prompts:
         f = Path(args.prompts)

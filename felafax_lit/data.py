@@ -681,7 +681,7 @@ def hf_rows(ds, columns:dict|None=None) -> Iterator:
     "`(where, row)` pairs of a `datasets.Dataset`, one at a time, with fields renamed by `columns` (ours -> theirs)."
     if missing := [v for v in (columns or {}).values() if v not in ds.column_names]:
         raise DataError(f"dataset has no column {missing[0]!r} (columns: {', '.join(ds.column_names)})")
-    for i, r in enumerate(ds): yield f"row {i}", {**r, **{ours: r[theirs] for ours, theirs in (columns or {}).items()}}
+    for i, r in enumerate(ds): yield f"row {i}", renamed(r, columns)
 
 def read_hf_dataset(name, tokenizer, context_length:int, format:str='auto', on_bad_row:str='raise',
                     on_long_prompt:str='raise', split:str|None=None, config:str|None=None,
@@ -710,19 +710,17 @@ def is_task(name) -> bool:
 
 def check_dataset_options(dataset, split:str|None=None, config:str|None=None, columns:dict|None=None):
     ("Refuse what `dataset` would ignore: a split, config or column mapping of built-in tasks, a split or config of a "
-     "file, a config of a `save_to_disk` directory, a column mapping of plain text.")
+     "file, a config of a `save_to_disk` directory (`read_dataset` refuses a column mapping of plain text).")
     given, p = (lambda *o: [k for k, v in o if v]), Path(str(dataset))
     if is_task(dataset):
         if opts := given(('--dataset_split', split), ('--dataset_config', config), ('--dataset_columns', columns)):
             raise DataError(f"{', '.join(opts)}: the built-in tasks ({dataset}) have no splits, configs or columns")
     elif p.exists():
-        if _saved(p) and config:
-            raise DataError(f"--dataset_config: {dataset} is a save_to_disk directory, with splits but no configs")
-        if not _saved(p) and (opts := given(('--dataset_split', split), ('--dataset_config', config))):
+        if _saved(p):
+            if config: raise DataError(f"--dataset_config: {dataset} is a save_to_disk directory, with splits but no configs")
+        elif opts := given(('--dataset_split', split), ('--dataset_config', config)):
             raise DataError(f"{', '.join(opts)}: {dataset} is read whole, with no splits or configs (those are for "
                             "save_to_disk directories and hub ids)")
-        if columns and (p.suffix == '.txt' or p.is_dir() and not _saved(p) and not _data_files(p)[0]):
-            raise DataError(f"--dataset_columns: {dataset} is plain text, with no columns to map")
 
 def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   eval_size:int=0, # rows held out (0: none)
