@@ -33,9 +33,9 @@ from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG',
            'CPP_WRAPPER', 'clip_grads_', 'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device',
            'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention',
-           'compile_layers', 'build_model', 'save_checkpoint', 'Trainer', 'LinearCrossEntropy', 'head_on',
-           'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main',
-           'launch_train']
+           'compile_layers', 'build_model', 'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused',
+           'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
+           'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -248,22 +248,42 @@ class Trainer(TrainerBase):
         self.step, self.history, self.steps_run = 0, [], 0   # steps_run: optimizer steps this process ran
 
 # %% ../nbs/08b_train_torch.ipynb #248b92e9
+def ce_rows(z:torch.Tensor, t:torch.Tensor) -> tuple:
+    ("Summed float32 cross-entropy of logit rows `z` ([n, V]) against targets `t` ([n]), and its gradient with "
+     "respect to `z` (softmax - onehot) in `z`'s dtype.")
+    ls = torch.log_softmax(z, -1, dtype=torch.float32); r = torch.arange(len(t), device=z.device)
+    loss = -ls[r, t].sum(); p = ls.exp_(); p[r, t] -= 1
+    return loss, p.to(z.dtype)
+
+def _ce_rows_fusable(z:torch.Tensor, t:torch.Tensor) -> tuple:
+    "`ce_rows` as pointwise ops and reductions inductor fuses (no indexed write)."
+    zf = z.float(); lse = torch.logsumexp(zf, -1, keepdim=True); p = (zf - lse).exp()
+    hit = torch.arange(z.shape[1], device=z.device) == t[:, None]
+    return (lse[:, 0] - zf.gather(1, t[:, None])[:, 0]).sum(), torch.where(hit, p - 1, p).to(z.dtype)
+
+@functools.cache
+def _ce_compiled(): return torch.compile(_ce_rows_fusable, dynamic=False)
+
+def ce_rows_fused(z:torch.Tensor, t:torch.Tensor) -> tuple:
+    "`ce_rows` compiled (once per process; the row count symbolic): two passes over `z`, no float32 `[n, V]` kept."
+    torch._dynamo.maybe_mark_dynamic(z, 0); torch._dynamo.maybe_mark_dynamic(t, 0)
+    return _ce_compiled()(z, t)
+
 class LinearCrossEntropy(torch.autograd.Function):
-    ("Summed cross-entropy of the logits `h @ w.T` against `targets`, `chunk` rows at a time; "
-     "only dL/dh is kept (w frozen).")
+    ("Summed cross-entropy of the logits `h @ w.T` against `targets`, `chunk` rows at a time, each by `rows` "
+     "(`ce_rows` or `ce_rows_fused`); only dL/dh is kept (w frozen).")
     @staticmethod
-    def forward(ctx, h, w, targets, chunk=128):
+    def forward(ctx, h, w, targets, chunk=128, rows=ce_rows):
         loss, gh = (torch.zeros((), dtype=torch.float32, device=h.device),
                     torch.empty_like(h) if ctx.needs_input_grad[0] else None)
         for s in range(0, len(h), chunk):
-            t = targets[s:s + chunk]; r = torch.arange(len(t), device=h.device)
-            ls = torch.log_softmax(h[s:s + chunk] @ w.t(), -1, dtype=torch.float32)
-            loss -= ls[r, t].sum()
-            if gh is not None: p = ls.exp_(); p[r, t] -= 1; torch.mm(p.to(h.dtype), w, out=gh[s:s + chunk])
+            l, p = rows(h[s:s + chunk] @ w.t(), targets[s:s + chunk]); loss += l
+            if gh is not None: torch.mm(p, w, out=gh[s:s + chunk])
         ctx.save_for_backward(gh)
         return loss
     @staticmethod
-    def backward(ctx, g): return ctx.saved_tensors[0] * g.to(ctx.saved_tensors[0].dtype), None, None, None
+    def backward(ctx, g): return ctx.saved_tensors[0] * g.to(ctx.saved_tensors[0].dtype), None, None, None, None
+
 
 # %% ../nbs/08b_train_torch.ipynb #4e3b8701
 @contextmanager
@@ -278,11 +298,11 @@ def fusable_head(head:nn.Module) -> bool:
     return type(head) is nn.Linear and head.bias is None and not head.weight.requires_grad
 
 @contextmanager
-def head_loss(model:nn.Module, sel:torch.Tensor, targets:torch.Tensor, chunk:int=128):
+def head_loss(model:nn.Module, sel:torch.Tensor, targets:torch.Tensor, fused:bool=False):
     ("Within the block, `model`'s (fusable) output layer returns the summed cross-entropy at `sel` "
-     "against `targets` ([n]).")
-    head = model.get_output_embeddings()
-    head.forward = lambda x: LinearCrossEntropy.apply(x[sel], head.weight, targets, chunk)
+     "against `targets` ([n]): 256 rows at a time by `ce_rows_fused` if `fused`, else 128 by `ce_rows`.")
+    head = model.get_output_embeddings(); chunk, rows = (256, ce_rows_fused) if fused else (128, ce_rows)
+    head.forward = lambda x: LinearCrossEntropy.apply(x[sel], head.weight, targets, chunk, rows)
     try: yield
     finally: del head.forward
 
@@ -296,7 +316,8 @@ def _forward(self:Trainer, mb:dict) -> tuple:
     targets = torch.from_numpy(np.asarray(mb['targets'])).long().to(self.device)[sel]
     fused = fusable_head(self.model.get_output_embeddings())
     with torch.autocast(self.device.type, dtype=dt, enabled=full and dt != torch.float32), \
-         head_loss(self.model, sel, targets) if fused else head_on(self.model, sel), \
+         (head_loss(self.model, sel, targets, self.tc.compile and self.device.type == 'cpu') if fused
+          else head_on(self.model, sel)), \
          (torch._functorch.config.patch(**COMPILE_CONFIG) if self.tc.compile else nullcontext()):
         out = self.model(**model_inputs(mb, mask_dt, self.device)).logits
     return (out if fused else F.cross_entropy(out.float(), targets, reduction='sum')), sel.sum().float()
