@@ -11,7 +11,7 @@ from fastcore.script import call_parse
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
-from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES
+from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES, load_tokenizer
 from .training import TrainConfig, run_fresh
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path
 
@@ -267,9 +267,8 @@ def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
                 'peak_rss': _peak_rss()}
     fw, tt, _ = SYSTEMS[system]
     if fw == 'torchtune': _torchtune()   # not installed: say so before loading anything
-    from transformers import AutoTokenizer
     md = Path(model_dir or real_model_dir()); t0 = time.time()
-    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data); n = cfg.warmup + cfg.steps
+    ds = bench_dataset(load_tokenizer(md), cfg.context_length, cfg.data); n = cfg.warmup + cfg.steps
     if fw in ('peft', 'torchtune'):
         step = _stepper(system, md, cfg, ds); load = time.time() - t0
         ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
@@ -360,10 +359,9 @@ PAIRED = {   # the systems interleaved for each train type
 def paired_worker(train_type:str, rounds:int=8, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     ("The `PAIRED` systems of `train_type` (torchtune's when installed) in this process, one step each in turn per "
      "round; per system its step seconds by round.")
-    from transformers import AutoTokenizer
     md = Path(model_dir or real_model_dir())
     names = [s for s in PAIRED[train_type] if SYSTEMS[s][0] != 'torchtune' or importlib.util.find_spec('torchtune')]
-    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data)
+    ds = bench_dataset(load_tokenizer(md), cfg.context_length, cfg.data)
     ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
     batches = [next(ld) for _ in range(cfg.warmup + rounds)]; step, first = {}, {}
     for s in names:
@@ -410,9 +408,8 @@ def padded_batches(ds:TokenDataset, batch_size:int, context_length:int, seed:int
 def epoch_worker(kind:str, # 'packed' (our PyTorch trainer) or 'padded' (PEFT with dynamically padded batches)
                  data:str='seed', cfg:BenchConfig=BenchConfig(context_length=512), model_dir=None) -> dict:
     "One epoch of LoRA training; wall time, steps, padding fraction, tokens."
-    from transformers import AutoTokenizer
     md = Path(model_dir or real_model_dir())
-    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, data)
+    ds = bench_dataset(load_tokenizer(md), cfg.context_length, data)
     if kind == 'packed':
         tr = _ours('torch', 'lora', md, cfg, ds, num_epochs=1); t0 = time.time()
         hist = [r for r in tr.fit(ds, progress=False) if 'loss' in r]
@@ -439,8 +436,7 @@ def write_parquet(path, gb:float, seed:int=0, rows_per_group:int=20_000, model_d
     ("An Alpaca-format parquet file of about `gb` GB of synthetic instructions over words of the real tokenizer's "
      "vocabulary; its rows and bytes.")
     import pyarrow as pa, pyarrow.parquet as pq
-    from transformers import AutoTokenizer
-    voc = AutoTokenizer.from_pretrained(model_dir or real_model_dir()).get_vocab()
+    voc = load_tokenizer(model_dir or real_model_dir()).get_vocab()
     words = sorted(w[1:] for w in voc if w.startswith('\u0120') and w[1:].isalpha() and w[1:].islower() and len(w) > 3)
     p, n, k = Path(path), 0, 0; writer = None
     try:
@@ -475,9 +471,8 @@ def dataset_memory(path, context_length:int=512, batch_size:int=8, model_dir=Non
     import tempfile
     with tempfile.TemporaryDirectory() as cache:
         os.environ['HF_DATASETS_CACHE'] = cache   # read when `datasets` is first imported, below
-        from transformers import AutoTokenizer
         from .data import load_datasets
-        tok = AutoTokenizer.from_pretrained(model_dir or real_model_dir()); before = _peak_rss(); t0 = time.time()
+        tok = load_tokenizer(model_dir or real_model_dir()); before = _peak_rss(); t0 = time.time()
         with peak_anon() as pa:
             ds = load_datasets(str(path), tok, context_length, on_bad_row='skip', batch_size=batch_size)[0]
             t1 = time.time(); ld = Loader(ds, batch_size, context_length); b = next(iter(ld)); t2 = time.time()
@@ -531,11 +526,10 @@ def profile_worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None, st
     ("`steps` profiled optimizer steps of a PyTorch system (PEFT or ours) after its untimed warmup; ms per step by "
      "kind. Ours compiles with Python calling the kernels, so the profiler sees each one (`train_torch.CPP_WRAPPER`).")
     from torch.profiler import profile, ProfilerActivity
-    from transformers import AutoTokenizer
     fw = SYSTEMS[system][0]
     if fw not in ('peft', 'torch'): raise ValueError(f"profiles are of PEFT and our PyTorch systems, not {system!r}")
     md = Path(model_dir or real_model_dir())
-    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, cfg.data)
+    ds = bench_dataset(load_tokenizer(md), cfg.context_length, cfg.data)
     ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
     batches = [next(ld) for _ in range(cfg.warmup + steps)]
     import felafax_lit.train_torch as tt; tt.CPP_WRAPPER = False     # a fresh process: nothing else compiles here
@@ -588,11 +582,10 @@ def same_init_curves(model_dir=None, steps:int=20, cfg:BenchConfig=BenchConfig(b
                      data:str='seed', precision:str='fp32') -> dict:
     "Per-step losses of the PyTorch and the JAX trainer from the same initial adapter and batches."
     import tempfile, jax, jax.numpy as jnp
-    from transformers import AutoTokenizer
     from felafax_lit import train_jax, train_torch
     from felafax_lit.lora import load_peft
     md = Path(model_dir or real_model_dir())
-    ds = bench_dataset(AutoTokenizer.from_pretrained(md), cfg.context_length, data)
+    ds = bench_dataset(load_tokenizer(md), cfg.context_length, data)
     kw = dict(train_type='lora', batch_size=cfg.batch_size, context_length=cfg.context_length, lr=1e-3, max_steps=steps,
               warmup_steps=2, seed=cfg.seed, precision=precision, log_steps=10**6)
     lc = LoRAConfig(rank=cfg.rank, alpha=cfg.alpha); tt = train_torch.Trainer(md, TrainConfig(**kw), lc)

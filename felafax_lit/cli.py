@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTION_NAMES
-from .core import safetensors_header, checkpoint_identity, check_replaceable
+from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
@@ -598,8 +598,7 @@ def check_model(path, context_length:int|None=None) -> LlamaConfig:
 
 @functools.lru_cache(maxsize=2)
 def _tokenizer(path:str):
-    from transformers import AutoTokenizer
-    return AutoTokenizer.from_pretrained(path)
+    return load_tokenizer(path)
 
 def tokenizer(path):
     "The tokenizer of model directory `path`, read once per process (`validate` checks it, the command then uses it)."

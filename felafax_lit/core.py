@@ -13,15 +13,15 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
            'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
-           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'BNB_HUB_KERNEL_LOGGER', 'BNB_HUB_KERNEL_NOTICE',
-           'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection', 'LoRAConfig',
-           'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
+           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'BNB_HUB_KERNEL_LOGGER',
+           'BNB_HUB_KERNEL_NOTICE', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection',
+           'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
            'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
            'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
            'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header',
            'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity',
            'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf',
-           'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_bnb_hub_kernel']
+           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_bnb_hub_kernel']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -694,6 +694,20 @@ def gguf_to_hf(gguf:str|Path, dest:str|Path) -> Path:
     shutil.rmtree(dest, ignore_errors=True); os.replace(tmp, dest)
     return Path(dest)
 
+# %% ../nbs/00_core.ipynb #c41e7a0c
+GENERIC_TOKENIZER_CLASSES = ('PreTrainedTokenizerFast', 'TokenizersBackend')
+
+def load_tokenizer(path:str|Path):
+    "The tokenizer of HF model directory `path` (the generic fast class read directly, others by `AutoTokenizer`)."
+    p = Path(path); cfg = p/'tokenizer_config.json'
+    try: cls = json.loads(cfg.read_text(encoding='utf-8-sig')).get('tokenizer_class') if cfg.is_file() else None
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError): cls = None   # AutoTokenizer says what is wrong
+    if cls in GENERIC_TOKENIZER_CLASSES and (p/'tokenizer.json').is_file():
+        from transformers import PreTrainedTokenizerFast
+        return PreTrainedTokenizerFast.from_pretrained(p)
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(p)
+
 # %% ../nbs/00_core.ipynb #a8831daf
 @contextmanager
 def cache_lock(name:str):
@@ -715,8 +729,7 @@ def real_model_dir() -> Path:
 
 def real_tokenizer():
     "The SmolLM2-135M-Instruct tokenizer (with its chat template)."
-    from transformers import AutoTokenizer
-    return AutoTokenizer.from_pretrained(real_model_dir())
+    return load_tokenizer(real_model_dir())
 
 # %% ../nbs/00_core.ipynb #f5423fd5
 BNB_HUB_KERNEL_LOGGER = 'bitsandbytes.backends.cpu.ops'   # where bitsandbytes logs the notice

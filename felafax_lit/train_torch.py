@@ -20,7 +20,7 @@ from fastcore.script import call_parse
 from safetensors.torch import save_file, load_file
 from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
-from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity
+from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity, load_tokenizer
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch
 from .data import Loader, packed_attention_mask, load_datasets
@@ -445,11 +445,10 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
           progress:bool=True,
           hf:dict|None=None) -> Trainer: # HF `datasets` options: split, config, columns
     "Read `dataset` with the model's tokenizer, train, and export; in one process, or in each process under torchrun."
-    from transformers import AutoTokenizer
     tc = tc if isinstance(tc, TrainConfig) else TrainConfig.from_dict(tc)
     lora = LoRAConfig(**lora) if isinstance(lora, dict) else lora
     if output_dir is not None: writable_dir(output_dir)
-    ds, held, _ = load_datasets(dataset, AutoTokenizer.from_pretrained(model_dir), tc.context_length, dataset_format,
+    ds, held, _ = load_datasets(dataset, load_tokenizer(model_dir), tc.context_length, dataset_format,
                                 eval_size, dataset_size, tc.seed, on_bad_row,
                                 tc.batch_size * tc.gradient_accumulation_steps, tc.pack, hf)
     tr = Trainer(model_dir, tc, lora, output_dir)
