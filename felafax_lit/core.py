@@ -700,9 +700,10 @@ GENERIC_TOKENIZER_CLASSES = ('PreTrainedTokenizerFast', 'TokenizersBackend')
 def load_tokenizer(path:str|Path):
     "The tokenizer of HF model directory `path` (the generic fast class read directly, others by `AutoTokenizer`)."
     p = Path(path); cfg = p/'tokenizer_config.json'
-    try: cls = json.loads(cfg.read_text(encoding='utf-8-sig')).get('tokenizer_class') if cfg.is_file() else None
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError): cls = None   # AutoTokenizer says what is wrong
-    if cls in GENERIC_TOKENIZER_CLASSES and (p/'tokenizer.json').is_file():
+    try: d = json.loads(cfg.read_text(encoding='utf-8-sig')) if cfg.is_file() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError): d = {}   # AutoTokenizer says what is wrong
+    generic = isinstance(d, dict) and d.get('tokenizer_class') in GENERIC_TOKENIZER_CLASSES and 'auto_map' not in d
+    if generic and (p/'tokenizer.json').is_file():
         from transformers import PreTrainedTokenizerFast
         return PreTrainedTokenizerFast.from_pretrained(p)
     from transformers import AutoTokenizer
