@@ -130,16 +130,34 @@ def _head_ce(spec:str, x, w, targets) -> tuple:
     lse = jnp.log(jnp.exp(logits - top).sum(-1)) + top[..., 0]
     return lse, jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
 
+def _head_ce_grad(spec:str, x, w, targets, mask) -> tuple:
+    ("(masked loss sum, float32 gradient of it for `x`) from one product of the logits: their softmax, less one at "
+     "each target, times the mask, in `x`'s dtype, multiplied by `w`.")
+    l, r, o = _subscripts(spec, x, w)
+    logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32)
+    top = logits.max(-1, keepdims=True); e = jnp.exp(logits - top); s = e.sum(-1, keepdims=True)
+    lse, tl = jnp.log(s[..., 0]) + top[..., 0], jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+    hit = jax.lax.broadcasted_iota(jnp.int32, logits.shape, logits.ndim - 1) == targets[..., None]
+    d = ((e / s - hit) * mask[..., None]).astype(x.dtype)
+    return ((lse - tl) * mask).sum(), jnp.einsum(f'{o},{r}->{l}', d, w, preferred_element_type=jnp.float32)
+
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def head_loss_sum(spec:str, x, w, targets, mask):
     "Sum over rows of `mask` times the cross-entropy of the logits `einsum(spec, x, w)` (float32) against `targets`."
-    return _head_loss_fwd(spec, x, w, targets, mask)[0]
-
-def _head_loss_fwd(spec, x, w, targets, mask):
     lse, tl = _head_ce(spec, x, w, targets)
-    return ((lse - tl) * mask).sum(), (x, w, targets, mask, lse)
+    return ((lse - tl) * mask).sum()
+
+def _head_loss_fwd(spec, x, w, targets, mask):   # arguments as `CustomVJPPrimal`s: `.value` and `.perturbed`
+    x, w, targets, mask, trains_w = x.value, w.value, targets.value, mask.value, w.perturbed
+    if trains_w:   # the backward rebuilds the logits for both gradients
+        lse, tl = _head_ce(spec, x, w, targets)
+        return ((lse - tl) * mask).sum(), (x, w, targets, mask, lse)
+    loss, dx = _head_ce_grad(spec, x, w, targets, mask)   # a frozen head: the gradient now, saved for the backward
+    return loss, (dx, jnp.zeros((), x.dtype))
 
 def _head_loss_bwd(spec, res, g):
+    if isinstance(g, jax.custom_derivatives.SymbolicZero): return None, None, None, None
+    if len(res) == 2: return (res[0] * g).astype(res[1].dtype), None, None, None
     (x, w, targets, mask, lse), (l, r, o) = res, _subscripts(spec, *res[:2])
     logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32)
     d = jnp.exp(logits - lse[..., None]) - jax.nn.one_hot(targets, logits.shape[-1], dtype=jnp.float32)
@@ -147,7 +165,7 @@ def _head_loss_bwd(spec, res, g):
     dx = jnp.einsum(f'{o},{r}->{l}', d, w, preferred_element_type=jnp.float32).astype(x.dtype)
     dw = jnp.einsum(f'{l},{o}->{r}', x, d, preferred_element_type=jnp.float32).astype(w.dtype)
     return dx, dw, None, None
-head_loss_sum.defvjp(_head_loss_fwd, _head_loss_bwd)
+head_loss_sum.defvjp(_head_loss_fwd, _head_loss_bwd, symbolic_zeros=True)
 
 # %% ../nbs/08a_train_jax.ipynb #69c75ef9
 def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, rng=None, chunk:int|None=None) -> tuple:
