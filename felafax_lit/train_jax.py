@@ -123,20 +123,20 @@ def head_logits(model:Llama, variables:dict, x, rng=None):
     return y if lo is None else _lora_head(y, x, lo, model.dense.keywords['lora'], model.dtype, rng)
 
 # %% ../nbs/08a_train_jax.ipynb #bbeb1d51
+def _ce_parts(logits, targets) -> tuple:
+    "(exponentials less the row maximum, their row sums `[..., 1]`, log-sum-exp, target logit) of float32 `logits`."
+    top = jax.lax.stop_gradient(logits.max(-1, keepdims=True)); e = jnp.exp(logits - top); s = e.sum(-1, keepdims=True)
+    return e, s, jnp.log(s[..., 0]) + top[..., 0], jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+
 def _head_ce(spec:str, x, w, targets) -> tuple:
     "(log-sum-exp, target logit) of each row of the float32 logits `einsum(spec, x, w)`."
-    logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32)
-    top = jax.lax.stop_gradient(logits.max(-1, keepdims=True))
-    lse = jnp.log(jnp.exp(logits - top).sum(-1)) + top[..., 0]
-    return lse, jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+    return _ce_parts(jnp.einsum(spec, x, w, preferred_element_type=jnp.float32), targets)[2:]
 
 def _head_ce_grad(spec:str, x, w, targets, mask) -> tuple:
     ("(masked loss sum, float32 gradient of it for `x`) from one product of the logits: their softmax, less one at "
      "each target, times the mask, in `x`'s dtype, multiplied by `w`.")
     l, r, o = _subscripts(spec, x, w)
-    logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32)
-    top = logits.max(-1, keepdims=True); e = jnp.exp(logits - top); s = e.sum(-1, keepdims=True)
-    lse, tl = jnp.log(s[..., 0]) + top[..., 0], jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+    logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32); e, s, lse, tl = _ce_parts(logits, targets)
     hit = jax.lax.broadcasted_iota(jnp.int32, logits.shape, logits.ndim - 1) == targets[..., None]
     d = ((e / s - hit) * mask[..., None]).astype(x.dtype)
     return ((lse - tl) * mask).sum(), jnp.einsum(f'{o},{r}->{l}', d, w, preferred_element_type=jnp.float32)
@@ -157,7 +157,7 @@ def _head_loss_fwd(spec, x, w, targets, mask):   # arguments as `CustomVJPPrimal
 
 def _head_loss_bwd(spec, res, g):
     if isinstance(g, jax.custom_derivatives.SymbolicZero): return None, None, None, None
-    if len(res) == 2: return (res[0] * g).astype(res[1].dtype), None, None, None
+    if len(res) == 2: return (res[0] * g).astype(res[1].dtype), None, None, None   # frozen: (dx, x's dtype)
     (x, w, targets, mask, lse), (l, r, o) = res, _subscripts(spec, *res[:2])
     logits = jnp.einsum(spec, x, w, preferred_element_type=jnp.float32)
     d = jnp.exp(logits - lse[..., None]) - jax.nn.one_hot(targets, logits.shape[-1], dtype=jnp.float32)
