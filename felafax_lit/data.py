@@ -21,9 +21,9 @@ __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 
            'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'renamed', 'encode_alpaca',
            'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'Places', 'Ragged',
            'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'fill_rows', 'build_rows',
-           'padding_fraction', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match', 'is_hf_dataset',
-           'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task', 'check_dataset_options',
-           'load_datasets', 'seed_tasks_path']
+           'padding_fraction', 'trim_padding', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match',
+           'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task',
+           'check_dataset_options', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -495,6 +495,14 @@ def build_rows(ds:TokenDataset, T:int, order=None, pack:bool=True) -> dict:
 def padding_fraction(rows:dict) -> float:
     "Fraction of slots that are padding (`segment_ids == 0`)."
     return float((rows['segment_ids'] == 0).mean())
+
+# %% ../nbs/07_data.ipynb #a1f3c5e8
+def trim_padding(rows:dict, multiple:int=8) -> dict:
+    ("`rows` without the columns after the last slot any row uses, the width rounded up to a multiple of `multiple` "
+     "(and at most the rows' own): the same examples in fewer slots.")
+    seg = rows['segment_ids']; T = seg.shape[-1]; used = np.flatnonzero((seg != 0).any(0))
+    w = min(T, -(-(int(used[-1]) + 1 if len(used) else 1) // multiple) * multiple)
+    return rows if w == T else {k: v[:, :w] for k, v in rows.items()}
 
 # %% ../nbs/07_data.ipynb #76d271c8
 def packed_attention_mask(segment_ids:np.ndarray) -> np.ndarray:
