@@ -31,11 +31,11 @@ from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 
 # %% auto #0
 __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG',
-           'CPP_WRAPPER', 'TRIM_PADDING', 'clip_grads_', 'heap_trim', 'model_inputs', 'token_loss_sum',
-           'default_device', 'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention',
-           'cpu_prefers_fp32_attention', 'compile_layers', 'build_model', 'save_checkpoint', 'Trainer', 'ce_rows',
-           'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
-           'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
+           'CPP_WRAPPER', 'clip_grads_', 'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device',
+           'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention',
+           'compile_layers', 'build_model', 'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused',
+           'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
+           'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -323,14 +323,12 @@ def _forward(self:Trainer, mb:dict) -> tuple:
     return (out if fused else F.cross_entropy(out.float(), targets, reduction='sum')), sel.sum().float()
 
 # %% ../nbs/08b_train_torch.ipynb #0c79f244
-TRIM_PADDING = True   # run each micro-batch only up to its last used column (`data.trim_padding`), unless compiled
-
 @patch
-def _local(self:Trainer, rows:dict) -> dict:
-    ("This process's share of micro-batch `rows`, cut after its last used column (eager layers take any width; "
-     "compiled ones were compiled for one).")
+def _local(self:Trainer, rows:dict, trim:bool=True) -> dict:
+    ("This process's share of micro-batch `rows`; with `trim`, cut after its last used column (`data.trim_padding`: "
+     "eager layers take any width, compiled ones were compiled for one).")
     mine = {k: v[self.rank * len(v) // self.world:(self.rank + 1) * len(v) // self.world] for k, v in rows.items()}
-    return trim_padding(mine) if TRIM_PADDING and not self.tc.compile else mine
+    return trim_padding(mine) if trim else mine
 
 @patch
 def train_step(self:Trainer, batch:dict, lr:float) -> dict:
@@ -339,7 +337,7 @@ def train_step(self:Trainer, batch:dict, lr:float) -> dict:
     A, b = self.tc.gradient_accumulation_steps, self.tc.batch_size
     n = float(batch['loss_mask'].sum()); d = max(n, 1.0); total = torch.zeros((), dtype=torch.float64)
     for i in range(A):
-        s, _ = self._forward(self._local({k: v[i * b:(i + 1) * b] for k, v in batch.items()}))
+        s, _ = self._forward(self._local({k: v[i * b:(i + 1) * b] for k, v in batch.items()}, not self.tc.compile))
         (s * (self.world / d)).backward()  # FSDP2 averages over ranks: the gradient of (all tokens' loss) / d
         total += s.detach().double().cpu()
     if self.world > 1: dist.all_reduce(total)
