@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES, load_tokenizer
 from .training import TrainConfig, run_fresh
-from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path
+from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path, build_rows, trim_padding
 
 # %% auto #0
 __all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PAIRED', 'PROFILED',
@@ -398,12 +398,9 @@ def paired_table(paired:list) -> str:
 # %% ../nbs/10_benchmarks.ipynb #cbf840b3
 def padded_batches(ds:TokenDataset, batch_size:int, context_length:int, seed:int=0) -> list:
     "One epoch in a seeded random order, `batch_size` examples per batch, each batch padded to its longest example."
-    from felafax_lit.data import build_rows
-    order = np.random.default_rng(seed).permutation(len(ds)); out = []
-    for i in range(0, len(order), batch_size):
-        b = build_rows(ds, context_length, order[i:i + batch_size], pack=False)
-        L = int((b['segment_ids'] > 0).sum(1).max()); out.append({k: v[:, :L] for k, v in b.items()})
-    return out
+    order = np.random.default_rng(seed).permutation(len(ds))
+    return [trim_padding(build_rows(ds, context_length, order[i:i + batch_size], pack=False), 1)
+            for i in range(0, len(order), batch_size)]
 
 def epoch_worker(kind:str, # 'packed' (our PyTorch trainer) or 'padded' (PEFT with dynamically padded batches)
                  data:str='seed', cfg:BenchConfig=BenchConfig(context_length=512), model_dir=None) -> dict:
