@@ -571,10 +571,11 @@ def cmd_demo(args) -> dict:
                wall_s=time.time() - t0, seconds=t)
     (out/'demo_results.json').write_text(
         json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
-    _report(res, paths, rows, preds); return {**res, **paths, 'history': hist}
+    _report(res, paths, rows, preds, 'fp32' if tr.tc.train_type == 'full' else tr.tc.precision)
+    return {**res, **paths, 'history': hist}
 
 # %% ../nbs/09_cli.ipynb #11305a92
-def _report(res, paths, rows, preds):
+def _report(res, paths, rows, preds, precision='fp32'):
     print(f"\nheld-out exact match: {res['exact_match_before']:.3f} -> {res['exact_match_after']:.3f} "
           f"({len(rows)} prompts)")
     print(f"held-out loss per token: {res['eval_loss_before']:.4f} -> {res['eval_loss_after']:.4f}")
@@ -585,7 +586,7 @@ def _report(res, paths, rows, preds):
           f"(with held-out losses) {t['train']:.0f} s, generation {t['generate']:.0f} s, exports {t['exports']:.0f} s")
     for k, v in paths.items(): print(f"{k}: {v}")
     print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} "
-          f"--prompts {shlex.quote(str(paths['prompts']))}")
+          f"--prompts {shlex.quote(str(paths['prompts']))}" + (f" --precision {precision}" * (precision != 'fp32')))
 
 # %% ../nbs/09_cli.ipynb #7b7546a1
 def check_model(path, context_length:int|None=None) -> LlamaConfig:

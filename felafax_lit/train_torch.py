@@ -472,20 +472,22 @@ def dense_weight(m:nn.Module) -> torch.Tensor:
     if isinstance(m, nn.Linear): return m.weight.detach().float()
     raise TypeError(f"dense_weight: {type(m).__name__} is not a supported linear layer")
 
-def merged_state_dict(model:nn.Module, adapters:bool=True) -> dict:
-    ("HF-named float32 weights of an unsharded model: 4-bit layers dequantized, "
-     "adapters folded in (`W + scale B A`) if `adapters`.")
+@torch.no_grad()
+def merged_state_dict(model:nn.Module, adapters:bool=True, dtype:torch.dtype=torch.float32) -> dict:
+    ("HF-named weights of an unsharded model in `dtype`: 4-bit layers dequantized, adapters folded in "
+     "(`W + scale B A`, computed in float32, then cast) if `adapters`.")
     out, done = {}, []
     for n, m in model.named_modules():
         if any(n.startswith(p + '.') for p in done): continue
         if isinstance(m, LoRALinear):
             w = dense_weight(m.base_layer)
             out[_clean(n) + '.weight'] = (w + m.scale * (m.lora_B.weight.float() @ m.lora_A.weight.float())
-                                          if adapters else w)
+                                          if adapters else w).to(dtype)
             done.append(n)
-        elif isinstance(m, (bnb.nn.Linear4bit, HQQLinear)): out[_clean(n) + '.weight'] = dense_weight(m); done.append(n)
+        elif isinstance(m, (bnb.nn.Linear4bit, HQQLinear)):
+            out[_clean(n) + '.weight'] = dense_weight(m).to(dtype); done.append(n)
     for n, p in model.named_parameters():
-        if not any(n.startswith(q + '.') for q in done): out[_clean(n)] = p.detach().float()
+        if not any(n.startswith(q + '.') for q in done): out[_clean(n)] = p.detach().to(dtype)
     return out
 
 # %% ../nbs/08b_train_torch.ipynb #501b7469
@@ -531,27 +533,30 @@ def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torc
      "adapters merged (`adapters=False`: the dense base alone).")
     m = self._unsharded()
     if self.rank == 0:
-        save_hf_dir(merged_state_dict(m, adapters), self.config, path, dtype, copy_files_from=copy_files_from)
+        save_hf_dir(merged_state_dict(m, adapters, dtype), self.config, path, dtype, copy_files_from=copy_files_from)
     if dist.is_initialized(): dist.barrier()
     return Path(path)
 
 # %% ../nbs/08b_train_torch.ipynb #bb22604f
-def hf_model(config, tensors:dict) -> nn.Module:
-    ("A float32 CPU `LlamaForCausalLM` of HF `config` holding `tensors` (HF names), built on meta and filled as "
+def hf_model(config, tensors:dict, dtype:torch.dtype=torch.float32) -> nn.Module:
+    ("A CPU `LlamaForCausalLM` in `dtype` of HF `config` holding `tensors` (HF names), built on meta and filled as "
      "`load_quantized` does (no random initialisation); a weight missing from `tensors` is an error.")
-    model = empty_model(config.to_dict(), torch.float32)
+    model = empty_model(config.to_dict(), dtype)
     if missing := [k for k, _ in model.named_parameters() if k not in tensors]:    # a tied head is not listed
         raise ValueError(f"hf_model: no weight for {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
-    for k, t in tensors.items(): _place(model, k, t, None, torch.float32, 'cpu')
+    for k, t in tensors.items(): _place(model, k, t, None, dtype, 'cpu')
     return _finish(model, 'cpu').eval()
 
 @patch
-def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_size:int=32) -> list:
-    "Greedy completions (text after the prompt, special tokens dropped) of `prompts` by the trained model (merged)."
+def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_size:int=32,
+            dtype:torch.dtype|None=None) -> list:
+    ("Greedy completions (text after the prompt, special tokens dropped) of `prompts` by the trained model (merged), "
+     "computed in `dtype` (default: the training's compute dtype, float32 for a full fine-tune).")
     from transformers import LlamaConfig as HFConfig
     m = self._unsharded()   # a collective under FSDP2; rank 0 decodes
     if self.rank != 0: return []
-    hf = hf_model(HFConfig(**self.config.to_hf()), merged_state_dict(m))
+    dt = dtype or (torch.float32 if self.tc.train_type == 'full' else DTYPES[self.tc.precision])
+    hf = hf_model(HFConfig(**self.config.to_hf()), merged_state_dict(m, dtype=dt), dt)
     eos = self.config.eos_token_id if tokenizer.eos_token_id is None else tokenizer.eos_token_id
     pad, out = eos if tokenizer.pad_token_id is None else tokenizer.pad_token_id, []
     for i in range(0, len(prompts), batch_size):
