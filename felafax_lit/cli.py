@@ -421,6 +421,9 @@ def _jax_completions(args, tok, prompts):
     from felafax_lit.lora import load_peft, lora_model
     model_dir = Path(args.model) if args.model else real_model_dir()
     dtype = jnp.bfloat16 if args.precision == 'bf16' else jnp.float32
+    if dtype == jnp.bfloat16 and jax.default_backend() == 'cpu':
+        print("note: XLA:CPU converts bf16 weights to float32 for every decoded token; --precision fp32 or --backend "
+              "torch decode faster on a CPU", file=sys.stderr)
     c, params = load_sharded(model_dir, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=dtype,
                              quantize='nf4' if args.load_in_4bit else None)
     if args.adapter:
@@ -571,11 +574,11 @@ def cmd_demo(args) -> dict:
                wall_s=time.time() - t0, seconds=t)
     (out/'demo_results.json').write_text(
         json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
-    _report(res, paths, rows, preds, 'fp32' if tr.tc.train_type == 'full' else tr.tc.precision)
+    _report(res, paths, rows, preds, 'fp32' if tr.tc.train_type == 'full' else tr.tc.precision, args.backend)
     return {**res, **paths, 'history': hist}
 
 # %% ../nbs/09_cli.ipynb #11305a92
-def _report(res, paths, rows, preds, precision='fp32'):
+def _report(res, paths, rows, preds, precision='fp32', backend='jax'):
     print(f"\nheld-out exact match: {res['exact_match_before']:.3f} -> {res['exact_match_after']:.3f} "
           f"({len(rows)} prompts)")
     print(f"held-out loss per token: {res['eval_loss_before']:.4f} -> {res['eval_loss_after']:.4f}")
@@ -585,8 +588,10 @@ def _report(res, paths, rows, preds, precision='fp32'):
     print(f"  loading {t['load']:.0f} s, first optimizer step done at {t['first_step_done_at']:.0f} s, training "
           f"(with held-out losses) {t['train']:.0f} s, generation {t['generate']:.0f} s, exports {t['exports']:.0f} s")
     for k, v in paths.items(): print(f"{k}: {v}")
+    # the command decodes as the demo scored its answers: with the trainer's backend and compute dtype
     print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} "
-          f"--prompts {shlex.quote(str(paths['prompts']))}" + (f" --precision {precision}" * (precision != 'fp32')))
+          f"--prompts {shlex.quote(str(paths['prompts']))}" + (f" --backend {backend}" * (backend != 'jax'))
+          + (f" --precision {precision}" * (precision != 'fp32')))
 
 # %% ../nbs/09_cli.ipynb #7b7546a1
 def check_model(path, context_length:int|None=None) -> LlamaConfig:
