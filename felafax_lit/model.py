@@ -9,13 +9,14 @@ from functools import partial
 from typing import Any, Callable
 import numpy as np
 import jax, jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
 import flax.linen as nn
 from .core import LlamaConfig
 
 # %% auto #0
 __all__ = ['REMAT_POLICIES', 'mixed_einsum', 'Dense', 'RMSNorm', 'rope_frequencies', 'rope_angles', 'apply_rope',
-           'attention_mask', 'attend', 'Attention', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache',
-           'decode_step', 'sample_token', 'stream', 'generate']
+           'attention_mask', 'attend', 'keep', 'Attention', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama',
+           'init_cache', 'decode_step', 'sample_token', 'stream', 'generate']
 
 # %% ../nbs/01_model.ipynb #28d90728
 def _subscripts(spec:str, a, b) -> tuple:
@@ -149,6 +150,10 @@ def _attend_bwd(dtype, res, g):
 attend.defvjp(_attend_fwd, _attend_bwd)
 
 # %% ../nbs/01_model.ipynb #4b874274
+def keep(x, name:str='dots'):
+    "`x`, marked as an activation that remat `'dots'` keeps for the backward (no effect otherwise)."
+    return checkpoint_name(x, name)
+
 class Attention(nn.Module):
     "Grouped-query self-attention with RoPE and an optional KV cache (collection 'cache')."
     config:LlamaConfig
@@ -161,11 +166,11 @@ class Attention(nn.Module):
     def __call__(self, x, cos, sin, mask, index):
         c = self.config; B, T, _ = x.shape; N, K, H = c.num_attention_heads, c.num_key_value_heads, c.head_dim
         proj = lambda f, name: self.dense(f, dtype=self.dtype, param_dtype=self.param_dtype, name=name)
-        q = apply_rope(proj(c.q_dim, 'q_proj')(x).reshape(B, T, N, H), cos, sin)
-        k = apply_rope(proj(c.kv_dim, 'k_proj')(x).reshape(B, T, K, H), cos, sin)
-        v = proj(c.kv_dim, 'v_proj')(x).reshape(B, T, K, H)
+        q = keep(apply_rope(proj(c.q_dim, 'q_proj')(x).reshape(B, T, N, H), cos, sin))
+        k = keep(apply_rope(proj(c.kv_dim, 'k_proj')(x).reshape(B, T, K, H), cos, sin))
+        v = keep(proj(c.kv_dim, 'v_proj')(x).reshape(B, T, K, H))
         if self.decode: k, v = self.update_cache(k, v, index)
-        return proj(c.hidden_size, 'o_proj')(attend(q, k, v, mask, self.dtype))
+        return keep(proj(c.hidden_size, 'o_proj')(keep(attend(q, k, v, mask, self.dtype))))
 
     def update_cache(self, k, v, index):
         "Write `k`, `v` `[B,T,K,H]` at slot `index` of the cache; return the whole cache `[B,S,K,H]`."
@@ -189,7 +194,7 @@ class MLP(nn.Module):
     def __call__(self, x):
         proj = lambda f, name: self.dense(f, dtype=self.dtype, param_dtype=self.param_dtype, name=name)
         F, D = self.config.intermediate_size, self.config.hidden_size
-        return proj(D, 'down_proj')(nn.silu(proj(F, 'gate_proj')(x)) * proj(F, 'up_proj')(x))
+        return proj(D, 'down_proj')(nn.silu(keep(proj(F, 'gate_proj')(x))) * keep(proj(F, 'up_proj')(x)))
 
 # %% ../nbs/01_model.ipynb #4095ff91
 class DecoderLayer(nn.Module):
@@ -205,11 +210,11 @@ class DecoderLayer(nn.Module):
         kw = dict(dtype=self.dtype, param_dtype=self.param_dtype)
         norm = lambda name: RMSNorm(self.config.rms_norm_eps, name=name, **kw)
         h = x + Attention(self.config, dense=self.dense, decode=self.decode, name='attn', **kw)(
-            norm('attn_norm')(x), cos, sin, mask, index)
-        return h + MLP(self.config, dense=self.dense, name='mlp', **kw)(norm('mlp_norm')(h)), None
+            keep(norm('attn_norm')(x)), cos, sin, mask, index)
+        return h + MLP(self.config, dense=self.dense, name='mlp', **kw)(keep(norm('mlp_norm')(h))), None
 
 # %% ../nbs/01_model.ipynb #eccc9b16
-REMAT_POLICIES = {'none': None, 'full': None, 'dots': jax.checkpoint_policies.dots_with_no_batch_dims_saveable}
+REMAT_POLICIES = {'none': None, 'full': None, 'dots': jax.checkpoint_policies.save_only_these_names('dots')}
 
 def scanned_layers(n_layers:int, remat:str='none'):
     "The `DecoderLayer` class, rematerialised per `remat` and scanned `n_layers` times."
