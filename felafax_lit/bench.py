@@ -572,7 +572,8 @@ def demo_table(d:dict) -> str:
             f"({d['process_wall_s']:.0f} s with Python's start and imports); "
             f"train {d['train_tokens_per_s']:.0f} tokens/s\n"
             f"  loading {s['load']:.0f} s, first optimizer step done at {s['first_step_done_at']:.0f} s, training "
-            f"{s['train']:.0f} s, generation (before and after) {s['generate']:.0f} s, exports {s['exports']:.0f} s")
+            f"{s['train']:.0f} s" + (f", held-out losses {s['evaluate']:.0f} s" if 'evaluate' in s else '')
+            + f", generation (before and after) {s['generate']:.0f} s, exports {s['exports']:.0f} s")
 
 # %% ../nbs/10_benchmarks.ipynb #ad77bf28
 def same_init_curves(model_dir=None, steps:int=20, cfg:BenchConfig=BenchConfig(batch_size=4, context_length=128),
