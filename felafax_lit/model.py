@@ -150,9 +150,9 @@ def _attend_bwd(dtype, res, g):
 attend.defvjp(_attend_fwd, _attend_bwd)
 
 # %% ../nbs/01_model.ipynb #4b874274
-def keep(x, name:str='dots'):
+def keep(x):
     "`x`, marked as an activation that remat `'dots'` keeps for the backward (no effect otherwise)."
-    return checkpoint_name(x, name)
+    return checkpoint_name(x, 'dots')
 
 class Attention(nn.Module):
     "Grouped-query self-attention with RoPE and an optional KV cache (collection 'cache')."
