@@ -14,9 +14,9 @@ import flax.linen as nn
 from .core import LlamaConfig
 
 # %% auto #0
-__all__ = ['REMAT_POLICIES', 'mixed_einsum', 'Dense', 'RMSNorm', 'rope_frequencies', 'rope_angles', 'apply_rope',
-           'attention_mask', 'attend', 'keep', 'Attention', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama',
-           'init_cache', 'decode_step', 'sample_token', 'stream', 'generate']
+__all__ = ['QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'mixed_einsum', 'Dense', 'RMSNorm', 'rope_frequencies',
+           'rope_angles', 'apply_rope', 'attention_mask', 'attend', 'query_blocks', 'keep', 'Attention', 'MLP',
+           'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step', 'sample_token', 'stream', 'generate']
 
 # %% ../nbs/01_model.ipynb #28d90728
 def _subscripts(spec:str, a, b) -> tuple:
@@ -125,31 +125,55 @@ def _scores(q, k, mask):
     s = jnp.einsum('BTKGH,BSKH->BKGTS', q, k, preferred_element_type=jnp.float32) * q.shape[-1] ** -0.5
     return jnp.where(mask[:, None, None], s, jnp.finfo(jnp.float32).min)
 
-def _attend_fwd(q, k, v, mask, dtype):
-    B, T, N, H = q.shape; K = k.shape[2]; q = q.reshape(B, T, K, N // K, H)
-    s = _scores(q, k, mask); top = s.max(-1, keepdims=True); e = jnp.exp(s - top); inv = 1 / e.sum(-1, keepdims=True)
-    o = jnp.einsum('BKGTS,BSKH->BTKGH', (e * inv).astype(dtype), v.astype(dtype), preferred_element_type=jnp.float32)
+def _spans(T:int, S:int, blocks:int) -> list:
+    "`(q0, q1, keys)`: query rows `q0:q1` see keys `:keys` (causal blocks: a query sees no key slot after its own)."
+    if blocks <= 1: return [(0, T, S)]
+    cut = sorted({i * T // blocks for i in range(blocks + 1)})
+    return [(a, b, b) for a, b in zip(cut, cut[1:])]
+
+def _attend_fwd(q, k, v, mask, dtype, blocks=1):
+    B, T, N, H = q.shape; K = k.shape[2]; q = q.reshape(B, T, K, N // K, H); outs, tops, invs = [], [], []
+    for a, b, n in _spans(T, k.shape[1], blocks):
+        s = _scores(q[:, a:b], k[:, :n], mask[:, a:b, :n]); top = s.max(-1, keepdims=True); e = jnp.exp(s - top)
+        inv = 1 / e.sum(-1, keepdims=True); tops.append(top); invs.append(inv)
+        outs.append(jnp.einsum('BKGTS,BSKH->BTKGH', (e * inv).astype(dtype), v[:, :n].astype(dtype),
+                                preferred_element_type=jnp.float32))
+    o, top, inv = (x[0] if len(x) == 1 else jnp.concatenate(x, ax) for x, ax in ((outs, 1), (tops, 3), (invs, 3)))
     return o.astype(dtype).reshape(B, T, N * H), (q, k, v, mask, o, top, inv)
 
-@partial(jax.custom_vjp, nondiff_argnums=(4,))
-def attend(q, k, v, mask, dtype):
-    "Masked softmax attention: q `[B,T,N,H]`, k and v `[B,S,K,H]`, mask `[B,T,S]` -> `[B,T,N*H]`."
-    return _attend_fwd(q, k, v, mask, dtype)[0]
+@partial(jax.custom_vjp, nondiff_argnums=(4, 5))
+def attend(q, k, v, mask, dtype, blocks:int=1):
+    ("Masked softmax attention: q `[B,T,N,H]`, k and v `[B,S,K,H]`, mask `[B,T,S]` -> `[B,T,N*H]`. `blocks` > 1 "
+     "splits the queries into that many causal blocks, each scored only against the keys up to its last row: the "
+     "caller promises that query `t` sits at slot `t` and sees no later key (training, not cached decoding).")
+    return _attend_fwd(q, k, v, mask, dtype, blocks)[0]
 
-def _attend_bwd(dtype, res, g):
-    q, k, v, mask, o, top, inv = res; B, T, K, G, H = q.shape
-    g = g.reshape(B, T, K, G, H)
-    p = jnp.exp(_scores(q, k, mask) - top) * inv                      # the forward's probabilities, once more
-    dv = jnp.einsum('BKGTS,BTKGH->BSKH', p.astype(dtype), g.astype(dtype), preferred_element_type=jnp.float32)
-    dp = jnp.einsum('BTKGH,BSKH->BKGTS', g.astype(dtype), v.astype(dtype), preferred_element_type=jnp.float32)
-    rows = jnp.einsum('BTKGH,BTKGH->BKGT', g.astype(jnp.float32), o)[..., None]   # sum_s p dp = g . o
-    ds = jnp.where(mask[:, None, None], p * (dp - rows) * H ** -0.5, 0).astype(q.dtype)   # a masked score: no gradient
-    dq = jnp.einsum('BKGTS,BSKH->BTKGH', ds, k, preferred_element_type=jnp.float32)
-    dk = jnp.einsum('BKGTS,BTKGH->BSKH', ds, q, preferred_element_type=jnp.float32)
+def _attend_bwd(dtype, blocks, res, g):
+    q, k, v, mask, o, top, inv = res; B, T, K, G, H = q.shape; S = k.shape[1]
+    g = g.reshape(B, T, K, G, H); dqs, dk, dv = [], 0, 0
+    for a, b, n in _spans(T, S, blocks):
+        qb, kb, vb, gb = q[:, a:b], k[:, :n], v[:, :n], g[:, a:b]; mb = mask[:, a:b, :n]
+        p = jnp.exp(_scores(qb, kb, mb) - top[:, :, :, a:b]) * inv[:, :, :, a:b]   # the forward's probabilities
+        dvb = jnp.einsum('BKGTS,BTKGH->BSKH', p.astype(dtype), gb.astype(dtype), preferred_element_type=jnp.float32)
+        dp = jnp.einsum('BTKGH,BSKH->BKGTS', gb.astype(dtype), vb.astype(dtype), preferred_element_type=jnp.float32)
+        rows = jnp.einsum('BTKGH,BTKGH->BKGT', gb.astype(jnp.float32), o[:, a:b])[..., None]   # sum_s p dp = g . o
+        ds = jnp.where(mb[:, None, None], p * (dp - rows) * H ** -0.5, 0).astype(q.dtype)   # masked: no gradient
+        dqs.append(jnp.einsum('BKGTS,BSKH->BTKGH', ds, kb, preferred_element_type=jnp.float32))
+        dkb = jnp.einsum('BKGTS,BTKGH->BSKH', ds, qb, preferred_element_type=jnp.float32)
+        pad = lambda x: x if n == S else jnp.pad(x, ((0, 0), (0, S - n), (0, 0), (0, 0)))
+        dk, dv = dk + pad(dkb), dv + pad(dvb)    # float32 sums over the blocks, rounded once
+    dq = dqs[0] if len(dqs) == 1 else jnp.concatenate(dqs, 1)
     return dq.reshape(B, T, K * G, H).astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype), None
 attend.defvjp(_attend_fwd, _attend_bwd)
 
 # %% ../nbs/01_model.ipynb #4b874274
+QUERY_BLOCK = 64   # query rows per causal attention block in training (0: no blocks)
+MAX_QUERY_BLOCKS = 16
+
+def query_blocks(T:int) -> int:
+    "The number of causal query blocks for `T` training positions: `QUERY_BLOCK` rows each, at most `MAX_QUERY_BLOCKS`."
+    return 1 if QUERY_BLOCK <= 0 else max(1, min(MAX_QUERY_BLOCKS, T // QUERY_BLOCK))
+
 def keep(x):
     "`x`, marked as an activation that remat `'dots'` keeps for the backward (no effect otherwise)."
     return checkpoint_name(x, 'dots')
@@ -170,7 +194,8 @@ class Attention(nn.Module):
         k = keep(apply_rope(proj(c.kv_dim, 'k_proj')(x).reshape(B, T, K, H), cos, sin))
         v = keep(proj(c.kv_dim, 'v_proj')(x).reshape(B, T, K, H))
         if self.decode: k, v = self.update_cache(k, v, index)
-        return keep(proj(c.hidden_size, 'o_proj')(keep(attend(q, k, v, mask, self.dtype))))
+        blocks = 1 if self.decode else query_blocks(T)   # training: query t sits at slot t and sees no later key
+        return keep(proj(c.hidden_size, 'o_proj')(keep(attend(q, k, v, mask, self.dtype, blocks))))
 
     def update_cache(self, k, v, index):
         "Write `k`, `v` `[B,T,K,H]` at slot `index` of the cache; return the whole cache `[B,S,K,H]`."
