@@ -12,6 +12,7 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES, load_tokenizer
+from .core import peft_beside_old_torchao
 from .training import TrainConfig, run_fresh
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path, build_rows, trim_padding
 
@@ -86,22 +87,12 @@ def _hqq_quantize(m, group_size:int=64):
                 setattr(mod, name, HQQLinear(ch, qc, compute_dtype=torch.bfloat16, device='cpu'))
     return m
 
-def _peft_beside_old_torchao():
-    ("PEFT (0.21) refuses to wrap any layer while a torchao older than 0.16 is installed, which torchtune's "
-     "`bench` extra needs; no PEFT baseline here holds torchao tensors, so PEFT is told that torchao is absent.")
-    import importlib, peft.import_utils as iu
-    try: iu.is_torchao_available(); return
-    except ImportError: pass
-    for name in ('peft.import_utils', 'peft.tuners.lora.torchao', 'peft.utils.quantization_utils'):
-        mod = importlib.import_module(name)
-        if hasattr(mod, 'is_torchao_available'): mod.is_torchao_available = lambda: False
-
 def _peft_model(md, train_type:str, cfg:BenchConfig):
     "HF model + PEFT LoRA the usual way: bf16, bitsandbytes NF4 (double quant, bf16 storage), or HQQ 4-bit g64."
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     from peft import LoraConfig, get_peft_model
-    _peft_beside_old_torchao()
+    peft_beside_old_torchao()
     q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,
                            bnb_4bit_compute_dtype=torch.bfloat16,
                            bnb_4bit_quant_storage=torch.bfloat16) if train_type == 'qlora' else None
