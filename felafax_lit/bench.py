@@ -12,7 +12,6 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES, load_tokenizer
-from .core import peft_beside_old_torchao
 from .training import TrainConfig, run_fresh
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path, build_rows, trim_padding
 
@@ -92,7 +91,7 @@ def _peft_model(md, train_type:str, cfg:BenchConfig):
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     from peft import LoraConfig, get_peft_model
-    peft_beside_old_torchao()
+    from felafax_lit.fsdp import peft_beside_old_torchao; peft_beside_old_torchao()
     q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,
                            bnb_4bit_compute_dtype=torch.bfloat16,
                            bnb_4bit_quant_storage=torch.bfloat16) if train_type == 'qlora' else None

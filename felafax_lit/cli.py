@@ -10,7 +10,6 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTION_NAMES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
-from .core import peft_beside_old_torchao
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
@@ -447,6 +446,7 @@ def _torch_completions(args, tok, prompts):
     m = AutoModelForCausalLM.from_pretrained(Path(args.model) if args.model else real_model_dir(), dtype=dtype, **kw)
     if args.adapter:
         from peft import PeftModel
+        from felafax_lit.fsdp import peft_beside_old_torchao   # the torch half, imported only here
         peft_beside_old_torchao(); m = PeftModel.from_pretrained(m, args.adapter)
     m.eval(); torch.manual_seed(args.seed)
     for p in prompts:

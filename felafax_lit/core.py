@@ -21,8 +21,7 @@ __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_N
            'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header',
            'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity',
            'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf',
-           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_bnb_hub_kernel',
-           'peft_beside_old_torchao']
+           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_bnb_hub_kernel']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -747,15 +746,3 @@ def quiet_bnb_hub_kernel():
     if not any(isinstance(f, _DropHubKernelNotice) for f in log.filters): log.addFilter(_DropHubKernelNotice())
 
 quiet_bnb_hub_kernel()
-
-# %% ../nbs/00_core.ipynb #e3b7d2a2
-def peft_beside_old_torchao() -> bool:
-    "Let PEFT wrap layers while a torchao it refuses (older than 0.16: torchtune's) is installed; True if it had to."
-    import importlib, peft.import_utils as iu
-    try: iu.is_torchao_available(); return False
-    except ImportError: pass
-    for name in ('peft.import_utils', 'peft.tuners.lora.torchao', 'peft.utils.quantization_utils'):
-        try: mod = importlib.import_module(name)
-        except ImportError: continue
-        if hasattr(mod, 'is_torchao_available'): mod.is_torchao_available = lambda: False
-    return True

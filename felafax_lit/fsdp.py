@@ -19,8 +19,9 @@ import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kern
 
 # %% auto #0
 __all__ = ['MM_BLOCKS', 'frozen_weight', 'mm_blocks', 'LoRAMatmul', 'LoRALinear', 'add_lora', 'exact_plans', 'tune_cpu_matmuls',
-           'lora_state_dict', 'fold_lora_modules', 'peft_lora_config', 'decoder_layer_classes',
-           'apply_activation_checkpointing', 'check_fsdp_dtypes', 'shard_model', 'eval_mode', 'grad_norm']
+           'lora_state_dict', 'fold_lora_modules', 'peft_beside_old_torchao', 'peft_lora_config',
+           'decoder_layer_classes', 'apply_activation_checkpointing', 'check_fsdp_dtypes', 'shard_model', 'eval_mode',
+           'grad_norm']
 
 # %% ../nbs/06_fsdp.ipynb #7e8a0469
 def _in_out(base:nn.Module) -> tuple:
@@ -191,6 +192,18 @@ def fold_lora_modules(model:nn.Module) -> nn.Module:
         with torch.no_grad(): b.weight += (m.scale * m.lora_B.weight @ m.lora_A.weight).to(b.weight.dtype)
         parent, _, child = n.rpartition('.'); setattr(model.get_submodule(parent), child, b)
     return model
+
+# %% ../nbs/06_fsdp.ipynb #e3b7d2a2
+def peft_beside_old_torchao() -> bool:
+    "Let PEFT wrap layers while a torchao it refuses (older than 0.16: torchtune's) is installed; True if it had to."
+    import importlib, peft.import_utils as iu
+    try: iu.is_torchao_available(); return False
+    except ImportError: pass
+    for name in ('peft.import_utils', 'peft.tuners.lora.torchao', 'peft.utils.quantization_utils'):
+        try: mod = importlib.import_module(name)
+        except ImportError: continue
+        if hasattr(mod, 'is_torchao_available'): mod.is_torchao_available = lambda: False
+    return True
 
 # %% ../nbs/06_fsdp.ipynb #4b30ba1f
 def peft_lora_config(cfg:LoRAConfig, **kw) -> 'peft.LoraConfig':
