@@ -28,11 +28,11 @@ from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_
                                   BATCH_KEYS)
 
 # %% auto #0
-__all__ = ['LOSS_CHUNK', 'enable_compilation_cache', 'make_optimizer', 'token_loss_sum', 'compute_dtype', 'build_model',
-           'prepare', 'variables', 'sharding_rules', 'load_base', 'head_weight', 'head_logits', 'head_loss_sum',
-           'chunked_token_loss', 'init_state', 'batch_loss', 'accumulated_grads', 'make_train_step', 'default_mesh',
-           'data_parallel_size', 'state_sharding', 'batch_sharding', 'StepProgram', 'abstract_batch', 'xla_options',
-           'step_program', 'state_arrays', 'save_checkpoint', 'load_checkpoint', 'Trainer']
+__all__ = ['LOSS_CHUNK', 'LOSS_ROWS', 'enable_compilation_cache', 'make_optimizer', 'token_loss_sum', 'compute_dtype',
+           'build_model', 'prepare', 'variables', 'sharding_rules', 'load_base', 'head_weight', 'head_logits',
+           'head_loss_sum', 'chunked_token_loss', 'init_state', 'batch_loss', 'accumulated_grads', 'make_train_step',
+           'default_mesh', 'data_parallel_size', 'state_sharding', 'batch_sharding', 'StepProgram', 'abstract_batch',
+           'xla_options', 'step_program', 'state_arrays', 'save_checkpoint', 'load_checkpoint', 'Trainer']
 
 # %% ../nbs/08a_train_jax.ipynb #f5790a55
 def enable_compilation_cache(path=None):
@@ -98,6 +98,7 @@ def load_base(path, tc:TrainConfig, mesh:Mesh) -> tuple:
 
 # %% ../nbs/08a_train_jax.ipynb #0fc67621
 LOSS_CHUNK = 2**24
+LOSS_ROWS = 128   # rows per slice of the head at most
 
 def _lora_head(y, x, lo, cfg:LoRAConfig, dtype, rng):
     "`y` plus the LoRA update of an adapted `lm_head`, as `LoRADense` computes it."
@@ -168,23 +169,33 @@ def _head_loss_bwd(spec, res, g):
 head_loss_sum.defvjp(_head_loss_fwd, _head_loss_bwd, symbolic_zeros=True)
 
 # %% ../nbs/08a_train_jax.ipynb #69c75ef9
-def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, rng=None, chunk:int|None=None) -> tuple:
-    ("`token_loss_sum` of the head over `hidden` `[B, T, D]`, computed slice by slice of the sequence; "
-     "no `[B, T, V]` array.")
+def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, rng=None,
+                       chunk:int|None=None, # rows of each group per slice (None: the most `LOSS_ROWS`, `LOSS_CHUNK` allow)
+                       groups:int=1 # the rows are ordered within each of this many equal parts of the batch
+                      ) -> tuple:
+    ("`token_loss_sum` of the head over `hidden` `[B, T, D]`, computed slice by slice of the rows with a loss (the "
+     "others skipped); no `[B, T, V]` array.")
     B, T, _ = hidden.shape; V = model.config.vocab_size
-    most = max(1, min(T, LOSS_CHUNK // max(B * V, 1)))
-    tc = chunk or -(-T // -(-T // most))   # as many slices as needed, as even as can be: the least padding
-    k = -(-T // tc); pad = k * tc - T
-    cut = lambda a: jnp.moveaxis(
-        jnp.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)).reshape(B, k, tc, *a.shape[2:]), 1, 0)
+    if B % groups: raise ValueError(f"{B} rows cannot be split into {groups} groups")
+    n = B // groups * T   # rows of a group
+    most = max(1, min(n, LOSS_ROWS, LOSS_CHUNK // max(groups * V, 1)))
+    rc = chunk or -(-n // -(-n // most))   # as many slices as needed, as even as can be: the least padding
+    k = -(-n // rc); pad = k * rc - n
     m = loss_mask.astype(jnp.float32)
+    order = jnp.argsort(m.reshape(groups, n) == 0, axis=1, stable=True)   # each group's rows with a loss first
+    def cut(a):   # [B, T, ...] -> [k, groups, rc, ...], the rows in `order`
+        a = a.reshape(groups, n, *a.shape[2:])
+        a = jnp.take_along_axis(a, order.reshape(order.shape + (1,) * (a.ndim - 2)), axis=1)
+        return jnp.moveaxis(jnp.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)).reshape(
+            groups, k, rc, *a.shape[2:]), 1, 0)
     if 'lm_head' in variables.get('lora', {}):   # an adapted head: autodiff, recomputed in the backward
         piece = jax.checkpoint(lambda x, t, mm: token_loss_sum(head_logits(model, variables, x, rng), t, mm)[0],
                                prevent_cse=False)
     else:
         spec, w = head_weight(model, variables)
         piece = lambda x, t, mm: head_loss_sum(spec, x.astype(w.dtype), w, t, mm)
-    sums = jax.lax.map(lambda a: piece(*a), (cut(hidden), cut(targets), cut(m)))
+    skip = lambda *a: jnp.zeros((), jnp.float32)   # a slice without a loss row
+    sums = jax.lax.map(lambda a: jax.lax.cond(a[2].any(), piece, skip, *a), (cut(hidden), cut(targets), cut(m)))
     return sums.sum(), m.sum()
 
 # %% ../nbs/08a_train_jax.ipynb #72115be1
@@ -193,17 +204,17 @@ def init_state(trained:dict, optimizer:optax.GradientTransformation, seed:int) -
     return {'step': jnp.zeros((), jnp.int32), 'trained': trained, 'opt_state': optimizer.init(trained),
             'rng': jax.random.key_data(jax.random.key(seed))}
 
-def batch_loss(model, train_type:str, trained, frozen, b:dict, rng=None) -> tuple:
-    "`token_loss_sum` of the model over batch `b` (`[b, T]` arrays), the head applied in chunks."
+def batch_loss(model, train_type:str, trained, frozen, b:dict, rng=None, groups:int=1) -> tuple:
+    "`token_loss_sum` of the model over batch `b` (`[b, T]` arrays), the head applied in chunks (see `chunked_token_loss`)."
     v = variables(train_type, frozen, trained)
     h = model.apply(v, b['tokens'], positions=b['positions'], segment_ids=b['segment_ids'], hidden=True,
                     rngs=None if rng is None else {'dropout': rng})
-    return chunked_token_loss(model, v, h, b['targets'], b['loss_mask'], rng)
+    return chunked_token_loss(model, v, h, b['targets'], b['loss_mask'], rng, groups=groups)
 
 # %% ../nbs/08a_train_jax.ipynb #48f49368
-def accumulated_grads(model, train_type:str, trained, frozen, batch:dict, rng) -> tuple:
+def accumulated_grads(model, train_type:str, trained, frozen, batch:dict, rng, groups:int=1) -> tuple:
     "(loss per token over the whole batch `[A, b, T]`, its gradient, token count): a scan over the A micro-batches."
-    grad_fn = jax.value_and_grad(partial(batch_loss, model, train_type), has_aux=True)
+    grad_fn = jax.value_and_grad(partial(batch_loss, model, train_type, groups=groups), has_aux=True)
     def body(carry, xs):
         g, s, n = carry; mb, i = xs
         (s_i, n_i), g_i = grad_fn(trained, frozen, mb, jax.random.fold_in(rng, i))
@@ -214,11 +225,12 @@ def accumulated_grads(model, train_type:str, trained, frozen, batch:dict, rng) -
     return s / d, jax.tree.map(lambda x: x / d, g), n
 
 # %% ../nbs/08a_train_jax.ipynb #209cfa1f
-def make_train_step(model, train_type:str, optimizer:optax.GradientTransformation, schedule=None):
+def make_train_step(model, train_type:str, optimizer:optax.GradientTransformation, schedule=None,
+                    groups:int=1): # the head's rows are ordered within this many parts of each micro-batch (devices)
     "`step(state, frozen, batch) -> (state, metrics)`, not yet jitted."
     def step(state, frozen, batch):
         rng = jax.random.fold_in(jax.random.wrap_key_data(state['rng']), state['step'])
-        loss, grads, n = accumulated_grads(model, train_type, state['trained'], frozen, batch, rng)
+        loss, grads, n = accumulated_grads(model, train_type, state['trained'], frozen, batch, rng, groups)
         updates, opt_state = optimizer.update(grads, state['opt_state'], state['trained'])
         trained = optax.apply_updates(state['trained'], updates)
         finite = jnp.all(jnp.array([jnp.isfinite(x).all() for x in jax.tree.leaves(trained)]))
@@ -273,7 +285,7 @@ def step_program(model, tc:TrainConfig, mesh:Mesh, trained, frozen, total_steps:
     init = lambda tr: init_state(tr, optimizer, tc.seed)
     ss = state_sharding(jax.eval_shape(init, trained), optimizer, mesh)
     fs, bs = named_shardings(frozen, mesh, sharding_rules(mesh)), batch_sharding(mesh)
-    step = jax.jit(make_train_step(model, tc.train_type, optimizer, schedule), in_shardings=(ss, fs, bs),
+    step = jax.jit(make_train_step(model, tc.train_type, optimizer, schedule, data_parallel_size(mesh)), in_shardings=(ss, fs, bs),
                    out_shardings=(ss, NamedSharding(mesh, P())), donate_argnums=0, compiler_options=xla_options(mesh))
     return StepProgram(step, jax.jit(init, out_shardings=ss, donate_argnums=0), optimizer, schedule, ss, fs, bs)
 
@@ -339,14 +351,16 @@ class Trainer(TrainerBase):
         self._place(frozen, trained)
 
 # %% ../nbs/08a_train_jax.ipynb #585db425
-def _eval_loss(model, train_type, trained, frozen, b): return batch_loss(model, train_type, trained, frozen, b)
+def _eval_loss(model, train_type, groups, trained, frozen, b):
+    return batch_loss(model, train_type, trained, frozen, b, groups=groups)
 
 @patch
 def _place(self:Trainer, frozen:dict, trained:dict):
     rules = sharding_rules(self.mesh)   # placing is a no-op for a streamed base; `place` also serves several processes
     self.frozen, trained = shard_params(frozen, self.mesh, rules), shard_params(trained, self.mesh, rules)
     self.trained, self.state, self.history, self.program = trained, None, [], None
-    self._eval = jax.jit(partial(_eval_loss, self.model, self.tc.train_type), compiler_options=xla_options(self.mesh))
+    self._eval = jax.jit(partial(_eval_loss, self.model, self.tc.train_type, data_parallel_size(self.mesh)),
+                         compiler_options=xla_options(self.mesh))
 
 # %% ../nbs/08a_train_jax.ipynb #0485ec8a
 @patch
