@@ -189,13 +189,15 @@ def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, 
         return jnp.moveaxis(jnp.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)).reshape(
             groups, k, rc, *a.shape[2:]), 1, 0)
     if 'lm_head' in variables.get('lora', {}):   # an adapted head: autodiff, recomputed in the backward
-        piece = jax.checkpoint(lambda x, t, mm: token_loss_sum(head_logits(model, variables, x, rng), t, mm)[0],
+        key = lambda i: None if rng is None else jax.random.fold_in(rng, i)   # each slice its own dropout mask
+        piece = jax.checkpoint(lambda i, x, t, mm: token_loss_sum(head_logits(model, variables, x, key(i)), t, mm)[0],
                                prevent_cse=False)
     else:
         spec, w = head_weight(model, variables)
-        piece = lambda x, t, mm: head_loss_sum(spec, x.astype(w.dtype), w, t, mm)
+        piece = lambda i, x, t, mm: head_loss_sum(spec, x.astype(w.dtype), w, t, mm)
     skip = lambda *a: jnp.zeros((), jnp.float32)   # a slice without a loss row
-    sums = jax.lax.map(lambda a: jax.lax.cond(a[2].any(), piece, skip, *a), (cut(hidden), cut(targets), cut(m)))
+    sums = jax.lax.map(lambda a: jax.lax.cond(a[3].any(), piece, skip, *a),
+                       (jnp.arange(k), cut(hidden), cut(targets), cut(m)))
     return sums.sum(), m.sum()
 
 # %% ../nbs/08a_train_jax.ipynb #72115be1
