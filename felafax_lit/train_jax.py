@@ -170,7 +170,7 @@ head_loss_sum.defvjp(_head_loss_fwd, _head_loss_bwd, symbolic_zeros=True)
 
 # %% ../nbs/08a_train_jax.ipynb #69c75ef9
 def chunked_token_loss(model:Llama, variables:dict, hidden, targets, loss_mask, rng=None,
-                       chunk:int|None=None, # rows of each group per slice (None: the most `LOSS_ROWS`, `LOSS_CHUNK` allow)
+                       chunk:int|None=None, # rows of a group per slice (None: what `LOSS_ROWS`, `LOSS_CHUNK` allow)
                        groups:int=1 # the rows are ordered within each of this many equal parts of the batch
                       ) -> tuple:
     ("`token_loss_sum` of the head over `hidden` `[B, T, D]`, computed slice by slice of the rows with a loss (the "
@@ -207,7 +207,7 @@ def init_state(trained:dict, optimizer:optax.GradientTransformation, seed:int) -
             'rng': jax.random.key_data(jax.random.key(seed))}
 
 def batch_loss(model, train_type:str, trained, frozen, b:dict, rng=None, groups:int=1) -> tuple:
-    "`token_loss_sum` of the model over batch `b` (`[b, T]` arrays), the head applied in chunks (see `chunked_token_loss`)."
+    "`token_loss_sum` of the model over batch `b` (`[b, T]` arrays), the head in slices (`chunked_token_loss`)."
     v = variables(train_type, frozen, trained)
     h = model.apply(v, b['tokens'], positions=b['positions'], segment_ids=b['segment_ids'], hidden=True,
                     rngs=None if rng is None else {'dropout': rng})
@@ -287,8 +287,9 @@ def step_program(model, tc:TrainConfig, mesh:Mesh, trained, frozen, total_steps:
     init = lambda tr: init_state(tr, optimizer, tc.seed)
     ss = state_sharding(jax.eval_shape(init, trained), optimizer, mesh)
     fs, bs = named_shardings(frozen, mesh, sharding_rules(mesh)), batch_sharding(mesh)
-    step = jax.jit(make_train_step(model, tc.train_type, optimizer, schedule, data_parallel_size(mesh)), in_shardings=(ss, fs, bs),
-                   out_shardings=(ss, NamedSharding(mesh, P())), donate_argnums=0, compiler_options=xla_options(mesh))
+    step = jax.jit(make_train_step(model, tc.train_type, optimizer, schedule, data_parallel_size(mesh)),
+                   in_shardings=(ss, fs, bs), out_shardings=(ss, NamedSharding(mesh, P())), donate_argnums=0,
+                   compiler_options=xla_options(mesh))
     return StepProgram(step, jax.jit(init, out_shardings=ss, donate_argnums=0), optimizer, schedule, ss, fs, bs)
 
 # %% ../nbs/08a_train_jax.ipynb #cfc80181
