@@ -354,15 +354,12 @@ class Trainer(TrainerBase):
         self._place(frozen, trained)
 
 # %% ../nbs/08a_train_jax.ipynb #585db425
-def _eval_loss(model, train_type, groups, trained, frozen, b):
-    return batch_loss(model, train_type, trained, frozen, b, groups=groups)
-
 @patch
 def _place(self:Trainer, frozen:dict, trained:dict):
     rules = sharding_rules(self.mesh)   # placing is a no-op for a streamed base; `place` also serves several processes
     self.frozen, trained = shard_params(frozen, self.mesh, rules), shard_params(trained, self.mesh, rules)
     self.trained, self.state, self.history, self.program = trained, None, [], None
-    self._eval = jax.jit(partial(_eval_loss, self.model, self.tc.train_type, data_parallel_size(self.mesh)),
+    self._eval = jax.jit(partial(batch_loss, self.model, self.tc.train_type, groups=data_parallel_size(self.mesh)),
                          compiler_options=xla_options(self.mesh))
 
 # %% ../nbs/08a_train_jax.ipynb #0485ec8a
