@@ -30,12 +30,12 @@ from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_check
 from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 
 # %% auto #0
-__all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG',
-           'CPP_WRAPPER', 'clip_grads_', 'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device',
-           'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention',
-           'compile_layers', 'build_model', 'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused',
-           'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
-           'save_hf_dir', 'hf_model', 'main', 'launch_train']
+__all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILED_ATTENTION', 'COMPILE_MEMORY_BUDGET',
+           'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_', 'heap_trim', 'model_inputs', 'token_loss_sum',
+           'default_device', 'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention',
+           'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention', 'compile_layers', 'build_model',
+           'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head',
+           'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -163,13 +163,15 @@ def _sdpa_fp32(module, q, k, v, attention_mask, dropout=0.0, scaling=None, is_ca
             and not (dropout and module.training)):
         scale = scaling if scaling is not None else q.shape[-1] ** -0.5
         causal = bool(getattr(module, 'is_causal', False))     # a decoder's mask never lets a query see a later key
+        if compiled_attention(q): return bf16_attention(q, k, v, m, scale, causal), None
         return torch.ops.felafax_lit.sdpa_fp32(q, k, v, m, scale, causal)[0], None
     out = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m, dropout_p=dropout, scale=scaling,
                                          enable_gqa=q.shape[1] != k.shape[1])    # KV heads shared, not copied
     return out.to(q.dtype).transpose(1, 2).contiguous(), None
 
 def use_fp32_attention(model:nn.Module) -> nn.Module:
-    "Run `model`'s SDPA attention in fp32 (registered with transformers as `FP32_SDPA`)."
+    ("Run `model`'s SDPA attention in fp32 (registered with transformers as `FP32_SDPA`); in compiled layers on a CPU "
+     "without AMX tiles, as `bf16_attention`.")
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.masking_utils import sdpa_mask
     sdpa_fp32_op(); AttentionInterface.register(FP32_SDPA, _sdpa_fp32)
@@ -179,6 +181,31 @@ def use_fp32_attention(model:nn.Module) -> nn.Module:
 def cpu_prefers_fp32_attention(device) -> bool:
     "A CPU: fp32 attention beats bf16 there without AMX tiles; with them its backward still does."
     return torch.device(device).type == 'cpu'
+
+# %% ../nbs/08b_train_torch.ipynb #c5d2e8f1
+COMPILED_ATTENTION = True   # compiled layers on a CPU without AMX tiles: attention as `bf16_attention`
+
+@torch.compiler.assume_constant_result
+def _amx_constant() -> bool: return _amx()   # a constant to the compiler, asked once
+
+def compiled_attention(q:torch.Tensor) -> bool:
+    "Whether attention on `q` runs as `bf16_attention`: bf16 on a CPU without AMX tiles, inside `torch.compile`."
+    return (COMPILED_ATTENTION and q.dtype == torch.bfloat16 and q.device.type == 'cpu' and not _amx_constant()
+            and torch.compiler.is_compiling())
+
+def bf16_attention(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor, scale:float,
+                   causal:bool=False) -> torch.Tensor:
+    ("Attention of bf16 `q, k, v` ([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend) as "
+     "transformers' eager attention in bf16 (bf16 scores, fp32 softmax, bf16 probabilities); key/value heads shared "
+     "by their query heads, `causal` query blocks. Output `[B, T, H, D]`.")
+    B, H, T, D = q.shape; Hk = k.shape[1]; G, low, outs = H // Hk, torch.finfo(torch.float32).min, []
+    for s, e in query_blocks(T, causal):    # a block's queries see keys [0, e) only
+        n = e - s; qg = q[:, :, s:e].reshape(B, Hk, G * n, D)    # a group's query heads stacked along the rows
+        x = (qg @ k[:, :, :e].transpose(-1, -2)).view(B, Hk, G, n, e).float() * scale
+        p = torch.softmax(x.masked_fill(~mask[:, :, None, s:e, :e], low), -1).to(q.dtype)
+        outs.append((p.view(B, Hk, G * n, e) @ v[:, :, :e]).view(B, H, n, D))
+    return torch.cat(outs, 2).transpose(1, 2)
+
 
 # %% ../nbs/08b_train_torch.ipynb #0e9e46ce
 COMPILE_MEMORY_BUDGET = 0.8   # compiled training steps keep this share of the activations the default partition keeps
