@@ -121,9 +121,10 @@ def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tenso
     if bf16_forward(q):    # scores, softmax and sums in fp32, P rounded to bf16 for P V (as flash attention on a GPU)
         out, lse = _FLASH(q, k, v, attn_mask=_additive(mask).to(q.dtype), scale=scale)
     else:
-        add, x = _additive(mask), (q.float(), k.float(), v.float())
-        outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :e], x[2][:, :, :e], attn_mask=add[..., s:e, :e], scale=scale)
-                for s, e in query_blocks(q.shape[2], causal)]      # a block's queries see keys [0, e) only
+        add, x, o = _additive(mask), (q.float(), k.float(), v.float()), k.shape[2] - q.shape[2]
+        outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :o + e], x[2][:, :, :o + e], attn_mask=add[..., s:e, :o + e],
+                       scale=scale)
+                for s, e in query_blocks(q.shape[2], causal)]   # a block's queries see keys [0, o + e) only
         out, lse = torch.cat([o for o, _ in outs], 2), torch.cat([l for _, l in outs], 2)
     return out.transpose(1, 2).to(q.dtype).contiguous(), lse.contiguous()
 
@@ -136,11 +137,11 @@ def _flash_fp32_save(ctx, inputs, output):
 def _flash_fp32_bwd(ctx, g, _):
     q, k, v, mask, out, lse = ctx.saved_tensors; add = _additive(mask)
     g, qf, kf, vf, o = g.transpose(1, 2).float(), q.float(), k.float(), v.float(), out.transpose(1, 2).float()
-    gq, gk, gv = torch.empty_like(qf), torch.zeros_like(kf), torch.zeros_like(vf)
-    for s, e in query_blocks(q.shape[2], ctx.causal):    # a block's queries see keys [0, e) only
-        a, b, c = _FLASH_BWD(g[:, :, s:e], qf[:, :, s:e], kf[:, :, :e], vf[:, :, :e], o[:, :, s:e], lse[:, :, s:e],
-                             0.0, False, attn_mask=add[..., s:e, :e], scale=ctx.scale)
-        gq[:, :, s:e] = a; gk[:, :, :e] += b; gv[:, :, :e] += c
+    gq, gk, gv, d = torch.empty_like(qf), torch.zeros_like(kf), torch.zeros_like(vf), k.shape[2] - q.shape[2]
+    for s, e in query_blocks(q.shape[2], ctx.causal):    # a block's queries see keys [0, d + e) only
+        a, b, c = _FLASH_BWD(g[:, :, s:e], qf[:, :, s:e], kf[:, :, :d + e], vf[:, :, :d + e], o[:, :, s:e],
+                             lse[:, :, s:e], 0.0, False, attn_mask=add[..., s:e, :d + e], scale=ctx.scale)
+        gq[:, :, s:e] = a; gk[:, :, :d + e] += b; gv[:, :, :d + e] += c
     return gq.to(q.dtype), gk.to(q.dtype), gv.to(q.dtype), None, None, None
 
 def sdpa_fp32_op():
@@ -197,13 +198,15 @@ def bf16_attention(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Te
                    causal:bool=False) -> torch.Tensor:
     ("Attention of bf16 `q, k, v` ([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend) as "
      "transformers' eager attention in bf16 (bf16 scores, fp32 softmax, bf16 probabilities); key/value heads shared "
-     "by their query heads, `causal` query blocks. Output `[B, T, H, D]`.")
-    B, H, T, D = q.shape; Hk = k.shape[1]; G, low, outs = H // Hk, torch.finfo(torch.float32).min, []
-    for s, e in query_blocks(T, causal):    # a block's queries see keys [0, e) only
-        n = e - s; qg = q[:, :, s:e].reshape(B, Hk, G * n, D)    # a group's query heads stacked along the rows
-        x = (qg @ k[:, :, :e].transpose(-1, -2)).view(B, Hk, G, n, e).float() * scale
-        p = torch.softmax(x.masked_fill(~mask[:, :, None, s:e, :e], low), -1).to(q.dtype)
-        outs.append((p.view(B, Hk, G * n, e) @ v[:, :, :e]).view(B, H, n, D))
+     "by their query heads, `causal` query blocks (the queries are the last `T` of the keys' positions). "
+     "Output `[B, T, H, D]`.")
+    B, H, T, D = q.shape; Hk, S = k.shape[1], k.shape[2]; G, low, outs = H // Hk, torch.finfo(torch.float32).min, []
+    for s, e in query_blocks(T, causal):
+        n, m = e - s, S - T + e    # a block's queries see keys [0, m) only
+        qg = q[:, :, s:e].reshape(B, Hk, G * n, D)    # a group's query heads stacked along the rows
+        x = (qg @ k[:, :, :m].transpose(-1, -2)).view(B, Hk, G, n, m).float() * scale
+        p = torch.softmax(x.masked_fill(~mask[:, :, None, s:e, :m], low), -1).to(q.dtype)
+        outs.append((p.view(B, Hk, G * n, m) @ v[:, :, :m]).view(B, H, n, D))
     return torch.cat(outs, 2).transpose(1, 2)
 
 
