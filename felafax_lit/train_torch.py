@@ -30,9 +30,9 @@ from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_check
 from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 
 # %% auto #0
-__all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILED_ATTENTION', 'COMPILE_MEMORY_BUDGET',
-           'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_', 'heap_trim', 'model_inputs', 'token_loss_sum',
-           'default_device', 'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention',
+__all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILED_ATTENTION', 'COMPILED_ATTENTION_BYTES',
+           'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_', 'heap_trim', 'model_inputs',
+           'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention',
            'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention', 'compile_layers', 'build_model',
            'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head',
            'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
@@ -164,7 +164,7 @@ def _sdpa_fp32(module, q, k, v, attention_mask, dropout=0.0, scaling=None, is_ca
             and not (dropout and module.training)):
         scale = scaling if scaling is not None else q.shape[-1] ** -0.5
         causal = bool(getattr(module, 'is_causal', False))     # a decoder's mask never lets a query see a later key
-        if compiled_attention(q): return bf16_attention(q, k, v, m, scale, causal), None
+        if compiled_attention(q, k.shape[2]): return bf16_attention(q, k, v, m, scale, causal), None
         return torch.ops.felafax_lit.sdpa_fp32(q, k, v, m, scale, causal)[0], None
     out = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m, dropout_p=dropout, scale=scaling,
                                          enable_gqa=q.shape[1] != k.shape[1])    # KV heads shared, not copied
@@ -185,14 +185,17 @@ def cpu_prefers_fp32_attention(device) -> bool:
 
 # %% ../nbs/08b_train_torch.ipynb #c5d2e8f1
 COMPILED_ATTENTION = True   # compiled layers on a CPU without AMX tiles: attention as `bf16_attention`
+COMPILED_ATTENTION_BYTES = 32 * 2**20   # ... where a layer's bf16 probabilities (B H T S 2 bytes) take at most this
 
 @torch.compiler.assume_constant_result
 def _amx_constant() -> bool: return _amx()   # a constant to the compiler, asked once
 
-def compiled_attention(q:torch.Tensor) -> bool:
-    "Whether attention on `q` runs as `bf16_attention`: bf16 on a CPU without AMX tiles, inside `torch.compile`."
+def compiled_attention(q:torch.Tensor, S:int|None=None) -> bool:
+    ("Whether attention on `q` over `S` keys (default: as many as queries) runs as `bf16_attention`: bf16 on a CPU "
+     "without AMX tiles, inside `torch.compile`, its probabilities within `COMPILED_ATTENTION_BYTES`.")
+    B, H, T, _ = q.shape
     return (COMPILED_ATTENTION and q.dtype == torch.bfloat16 and q.device.type == 'cpu' and not _amx_constant()
-            and torch.compiler.is_compiling())
+            and B * H * T * (S or T) * 2 <= COMPILED_ATTENTION_BYTES and torch.compiler.is_compiling())
 
 def bf16_attention(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor, scale:float,
                    causal:bool=False) -> torch.Tensor:
