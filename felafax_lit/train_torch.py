@@ -121,10 +121,10 @@ def _flash_fp32(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tenso
     if bf16_forward(q):    # scores, softmax and sums in fp32, P rounded to bf16 for P V (as flash attention on a GPU)
         out, lse = _FLASH(q, k, v, attn_mask=_additive(mask).to(q.dtype), scale=scale)
     else:
-        add, x, o = _additive(mask), (q.float(), k.float(), v.float()), k.shape[2] - q.shape[2]
-        outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :o + e], x[2][:, :, :o + e], attn_mask=add[..., s:e, :o + e],
+        add, x, d = _additive(mask), (q.float(), k.float(), v.float()), k.shape[2] - q.shape[2]
+        outs = [_FLASH(x[0][:, :, s:e], x[1][:, :, :d + e], x[2][:, :, :d + e], attn_mask=add[..., s:e, :d + e],
                        scale=scale)
-                for s, e in query_blocks(q.shape[2], causal)]   # a block's queries see keys [0, o + e) only
+                for s, e in query_blocks(q.shape[2], causal)]   # a block's queries see keys [0, d + e) only
         out, lse = torch.cat([o for o, _ in outs], 2), torch.cat([l for _, l in outs], 2)
     return out.transpose(1, 2).to(q.dtype).contiguous(), lse.contiguous()
 
@@ -199,7 +199,7 @@ def compiled_attention(q:torch.Tensor, S:int|None=None) -> bool:
 
 def bf16_attention(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Tensor, scale:float,
                    causal:bool=False) -> torch.Tensor:
-    ("Attention of bf16 `q, k, v` ([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, T], True: attend) as "
+    ("Attention of bf16 `q, k, v` ([B, H or H_kv, T, D]) under a bool `mask` ([B, 1, T, S], True: attend) as "
      "transformers' eager attention in bf16 (bf16 scores, fp32 softmax, bf16 probabilities); key/value heads shared "
      "by their query heads, `causal` query blocks (the queries are the last `T` of the keys' positions). "
      "Output `[B, T, H, D]`.")
@@ -211,7 +211,6 @@ def bf16_attention(q:torch.Tensor, k:torch.Tensor, v:torch.Tensor, mask:torch.Te
         p = torch.softmax(x.masked_fill(~mask[:, :, None, s:e, :m], low), -1).to(q.dtype)
         outs.append((p.view(B, Hk, G * n, m) @ v[:, :, :m]).view(B, H, n, D))
     return torch.cat(outs, 2).transpose(1, 2)
-
 
 # %% ../nbs/08b_train_torch.ipynb #0e9e46ce
 COMPILE_MEMORY_BUDGET = 0.8   # compiled training steps keep this share of the activations the default partition keeps
