@@ -45,6 +45,7 @@ class BenchConfig:
     lr:float=1e-4; seed:int=0
     data:str='seed' # 'seed': the Alpaca seed tasks if found, else synthetic instructions; or a dataset file
     compile:bool=True # our PyTorch systems and torchtune compile their decoder layers (in the untimed warmup steps)
+    jax_remat:str='none' # our JAX systems' remat: on a CPU 'none' is faster than the trainer's default 'full'
 
 # %% ../nbs/10_benchmarks.ipynb #6e403e6d
 WORDS = ('apple river stone light paper dream horse ocean table garden music winter silver forest window bread cloud '
@@ -264,7 +265,8 @@ def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
         ld = iter(Loader(ds, cfg.batch_size, cfg.context_length, seed=cfg.seed))
         steps = [step(b) for b in [next(ld) for _ in range(n)]]
     else:
-        tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **({'compile': cfg.compile} if fw == 'torch' else {}))
+        own = {'compile': cfg.compile} if fw == 'torch' else {'remat': cfg.jax_remat}
+        tr = _ours(fw, tt, md, cfg, ds, max_steps=n, **own)
         load = time.time() - t0
         steps = [(r['tokens'] / r['tokens_per_s'], r['tokens'], r['loss'])
                  for r in tr.fit(ds, progress=False) if 'loss' in r]
@@ -734,11 +736,12 @@ def main(out:str='bench_results', # output directory
          preset:str='',
          profiles:bool=True, demo:bool=True, epochs:bool=True, curves:bool=True, plans:bool=True, # extra parts
          paired:int=12, # rounds of interleaved steps per train type in one process (0: none)
-         dataset_gb:float=0.0): # also measure the memory of loading a parquet file of this many GB (0: no)
+         dataset_gb:float=0.0, # also measure the memory of loading a parquet file of this many GB (0: no)
+         jax_remat:str='none'): # our JAX systems' remat ('full' keeps less memory: for large presets)
     "Run the benchmarks and write results, tables and plots into `out`."
     o = Path(out); o.mkdir(parents=True, exist_ok=True); has_tt = importlib.util.find_spec('torchtune') is not None
     if not (systems or has_tt): print(f"torchtune is not installed: its systems are left out ({TORCHTUNE_INSTALL})")
-    cfg = BenchConfig(batch_size, context_length, rank, 2.0 * rank, steps, warmup)
+    cfg = BenchConfig(batch_size, context_length, rank, 2.0 * rank, steps, warmup, jax_remat=jax_remat)
     md = random_model_dir(preset, o/f'random-{preset}') if preset else real_model_dir()
     res = {'machine': machine_info(), 'config': asdict(cfg), 'model_dir': str(md)}
     save = lambda: (o/'results.json').write_text(json.dumps(res, indent=1))

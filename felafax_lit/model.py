@@ -14,9 +14,10 @@ import flax.linen as nn
 from .core import LlamaConfig
 
 # %% auto #0
-__all__ = ['QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'mixed_einsum', 'Dense', 'RMSNorm', 'rope_frequencies',
-           'rope_angles', 'apply_rope', 'attention_mask', 'attend', 'query_blocks', 'keep', 'Attention', 'MLP',
-           'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step', 'sample_token', 'stream', 'generate']
+__all__ = ['QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'pack', 'unpack', 'mixed_einsum', 'Dense', 'RMSNorm',
+           'rope_frequencies', 'rope_angles', 'apply_rope', 'attention_mask', 'attend', 'query_blocks', 'keep',
+           'Attention', 'swiglu', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step',
+           'sample_token', 'stream', 'generate']
 
 # %% ../nbs/01_model.ipynb #28d90728
 def _subscripts(spec:str, a, b) -> tuple:
@@ -27,11 +28,19 @@ def _subscripts(spec:str, a, b) -> tuple:
     fill = lambda s, nd: s.replace('...', e[n - (nd - len(s.replace('...', ''))):]) if '...' in s else s
     return fill(l, a.ndim), fill(r, b.ndim), out.replace('...', e)
 
+def pack(x):
+    "A bf16 array saved for the backward, as its bits (uint16; see below); other dtypes as they are."
+    return jax.lax.bitcast_convert_type(x, jnp.uint16) if x.dtype == jnp.bfloat16 else x
+
+def unpack(x):
+    "The bf16 array `pack` saved (other dtypes as they are)."
+    return jax.lax.bitcast_convert_type(x, jnp.bfloat16) if x.dtype == jnp.uint16 else x
+
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _mixed(subs, a, b): return jnp.einsum('{},{}->{}'.format(*subs), a, b, preferred_element_type=jnp.float32)
-def _mixed_fwd(subs, a, b): return _mixed(subs, a, b), (a, b)
+def _mixed_fwd(subs, a, b): return _mixed(subs, a, b), (pack(a), b)   # a: the activation; b: a weight, saved as is
 def _mixed_bwd(subs, res, g):
-    (l, r, o), (a, b) = subs, res
+    (l, r, o), (a, b) = subs, (unpack(res[0]), res[1])
     ga = jnp.einsum(f'{o},{r}->{l}', g.astype(a.dtype), b, preferred_element_type=jnp.float32)
     gb = jnp.einsum(f'{l},{o}->{r}', a, g.astype(b.dtype), preferred_element_type=jnp.float32)
     return ga.astype(a.dtype), gb.astype(b.dtype)
@@ -148,8 +157,11 @@ def attend(q, k, v, mask, dtype, blocks:int=1):
      "caller promises that query `t` sits at slot `t` and sees no later key (training, not cached decoding).")
     return _attend_fwd(q, k, v, mask, dtype, blocks)[0]
 
+def _attend_vjp_fwd(q, k, v, mask, dtype, blocks=1):
+    o, res = _attend_fwd(q, k, v, mask, dtype, blocks); return o, tuple(pack(x) for x in res)
+
 def _attend_bwd(dtype, blocks, res, g):
-    q, k, v, mask, o, top, inv = res; B, T, K, G, H = q.shape; S = k.shape[1]
+    q, k, v, mask, o, top, inv = (unpack(x) for x in res); B, T, K, G, H = q.shape; S = k.shape[1]
     g = g.reshape(B, T, K, G, H); dqs, dk, dv = [], 0, 0
     for a, b, n in _spans(T, S, blocks):
         qb, kb, vb, gb = q[:, a:b], k[:, :n], v[:, :n], g[:, a:b]; mb = mask[:, a:b, :n]
@@ -164,7 +176,7 @@ def _attend_bwd(dtype, blocks, res, g):
         dk, dv = dk + pad(dkb), dv + pad(dvb)    # float32 sums over the blocks, rounded once
     dq = dqs[0] if len(dqs) == 1 else jnp.concatenate(dqs, 1)
     return dq.reshape(B, T, K * G, H).astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype), None
-attend.defvjp(_attend_fwd, _attend_bwd)
+attend.defvjp(_attend_vjp_fwd, _attend_bwd)
 
 # %% ../nbs/01_model.ipynb #4b874274
 QUERY_BLOCK = 64   # query rows per causal attention block in training (0: no blocks)
@@ -208,6 +220,18 @@ class Attention(nn.Module):
         return ck.value, cv.value
 
 # %% ../nbs/01_model.ipynb #b83df56a
+@jax.custom_vjp
+def swiglu(g, u):
+    "`silu(g) * u`, the gated activation of the MLP; its backward keeps only `g` and `u`."
+    return nn.silu(g) * u
+
+def _swiglu_fwd(g, u): return swiglu(g, u), (pack(g), pack(u))
+def _swiglu_bwd(res, d):
+    g, u = (unpack(x) for x in res); g32, u32, d32 = (x.astype(jnp.float32) for x in (g, u, d))
+    s = jax.nn.sigmoid(g32); silu = nn.silu(g).astype(jnp.float32)   # silu(g) as the forward rounded it
+    return (d32 * u32 * s * (1 + g32 * (1 - s))).astype(g.dtype), (d32 * silu).astype(u.dtype)
+swiglu.defvjp(_swiglu_fwd, _swiglu_bwd)
+
 class MLP(nn.Module):
     "SwiGLU feed-forward block."
     config:LlamaConfig
@@ -219,7 +243,7 @@ class MLP(nn.Module):
     def __call__(self, x):
         proj = lambda f, name: self.dense(f, dtype=self.dtype, param_dtype=self.param_dtype, name=name)
         F, D = self.config.intermediate_size, self.config.hidden_size
-        return proj(D, 'down_proj')(nn.silu(keep(proj(F, 'gate_proj')(x))) * keep(proj(F, 'up_proj')(x)))
+        return proj(D, 'down_proj')(swiglu(keep(proj(F, 'gate_proj')(x)), keep(proj(F, 'up_proj')(x))))
 
 # %% ../nbs/01_model.ipynb #4095ff91
 class DecoderLayer(nn.Module):
