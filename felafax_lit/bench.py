@@ -12,7 +12,7 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, real_model_dir, train_flops_per_token, PROJECTION_NAMES, load_tokenizer
-from .training import TrainConfig, run_fresh
+from .training import TrainConfig, run_fresh, hugepage_env
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path, build_rows, trim_padding
 
 # %% auto #0
@@ -545,10 +545,10 @@ def profile_fresh(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> 
 
 # %% ../nbs/10_benchmarks.ipynb #ff180c17
 def _cli(*args, timeout:float=3600, env:dict|None=None) -> subprocess.CompletedProcess:
-    "`felafax_lit ARGS` in a fresh Python process (with `env` added to this one's environment)."
+    "`felafax_lit ARGS` in a fresh Python process (with `env` added to this one's environment), as the console script starts."
     code = 'import sys; from felafax_lit.cli import main; sys.exit(main(sys.argv[1:]))'
     return subprocess.run([sys.executable, '-c', code, *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+                          timeout=timeout, env=hugepage_env({**os.environ, **(env or {})}))
 
 def demo_run(out, *args) -> dict:
     "`felafax_lit demo --output_dir out ARGS` in a fresh process; its results and the process's wall time."
@@ -660,7 +660,8 @@ def machine_info() -> dict:
             'gpu': torch.cuda.get_device_name() if torch.cuda.is_available() else None,
             'torch_isa': torch.backends.cpu.get_cpu_capability(),
             'torch': torch.__version__, 'jax': jax.__version__, 'transformers': transformers.__version__,
-            'peft': peft.__version__, 'torchtune': ver('torchtune'), 'torchao': ver('torchao')}
+            'peft': peft.__version__, 'torchtune': ver('torchtune'), 'torchao': ver('torchao'),
+            'child_glibc_tunables': hugepage_env().get('GLIBC_TUNABLES')}   # every system's process (see `08_training`)
 
 def random_model_dir(preset_name:str, path) -> Path:
     "An HF directory of a preset's shape with random bf16 weights (for GPU benchmarks of models we cannot download)."
@@ -710,7 +711,9 @@ def report(res:dict, out) -> str:
     m = res['machine']
     txt = [f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, torch ISA {m['torch_isa']}, GPU {m['gpu']}); "
            f"torch {m['torch']}, jax {m['jax']}, transformers {m['transformers']}, peft {m['peft']}"
-           + (f", torchtune {m['torchtune']}, torchao {m.get('torchao')}." if m.get('torchtune') else '.'), '',
+           + (f", torchtune {m['torchtune']}, torchao {m.get('torchao')}" if m.get('torchtune') else '')
+           + (f"; every system's process with GLIBC_TUNABLES={m['child_glibc_tunables']}."
+              if m.get('child_glibc_tunables') else '.'), '',
            f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, "
            f"{max((r['runs'] for r in rows), default=0)} rounds; "
            + '; '.join(f"{k} ({CEILINGS[k]}) {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),

@@ -13,7 +13,7 @@ from .core import safetensors_header, checkpoint_identity, check_replaceable, lo
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
-from .training import TrainConfig
+from .training import TrainConfig, hugepage_env
 
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
@@ -687,8 +687,15 @@ COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generat
 
 def _warning(message, category, *_a, **_k): print(f"felafax_lit: warning: {_first_line(message)}", file=sys.stderr)
 
+def _restart_with_hugepages():
+    "Start this command again in a process whose malloc backs large blocks with huge pages, where that changes anything."
+    env = hugepage_env()
+    if not sys.orig_argv or env.get('GLIBC_TUNABLES') == os.environ.get('GLIBC_TUNABLES'): return
+    sys.stdout.flush(); sys.stderr.flush(); os.execve(sys.executable, sys.orig_argv, env)
+
 def main(argv:list|None=None) -> int:
-    "Entry point of the `felafax_lit` console script; returns the exit status."
+    "Entry point of the `felafax_lit` console script (which, as such, first restarts with huge pages); the exit status."
+    if argv is None: _restart_with_hugepages()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _warning

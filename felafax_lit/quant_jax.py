@@ -16,9 +16,9 @@ from tqdm.auto import tqdm
 from .core import LORA_TARGETS_DEFAULT
 
 # %% auto #0
-__all__ = ['NF4_LEVELS', 'NF4_BOUNDS', 'DYNAMIC_MAP', 'DYNAMIC_LUT', 'BNB_BLOCKSIZES', 'dynamic_map', 'quantize_blockwise',
-           'dequantize_blockwise', 'nf4_codes', 'double_quantize', 'NF4Tensor', 'quantize_nf4', 'quantize_stacked',
-           'quantize_params', 'dequantize_params', 'params_nbytes']
+__all__ = ['NF4_LEVELS', 'NF4_BOUNDS', 'DYNAMIC_MAP', 'DYNAMIC_LUT', 'NF4_PAIRS', 'BNB_BLOCKSIZES', 'dynamic_map',
+           'quantize_blockwise', 'dequantize_blockwise', 'nf4_codes', 'double_quantize', 'NF4Tensor', 'quantize_nf4',
+           'quantize_stacked', 'quantize_params', 'dequantize_params', 'params_nbytes']
 
 # %% ../nbs/05a_quant_jax.ipynb #7a36ab58
 NF4_LEVELS = np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
@@ -138,11 +138,13 @@ def scales(self:NF4Tensor) -> jax.Array:
     if self.absmax2 is None: return self.absmax
     return dequantize_blockwise(self.absmax, self.absmax2, self.double_blocksize) + self.offset[..., None]
 
+# the two levels each code byte holds, high nibble first: one lookup per byte
+NF4_PAIRS = np.stack([NF4_LEVELS[np.arange(256) >> 4], NF4_LEVELS[np.arange(256) & 15]], -1)   # float32 [256, 2]
+
 @partial(jax.jit, static_argnames='dtype')
 def _dequantize(q:NF4Tensor, dtype):
     n, lead = prod(q.shape), q.codes.shape[:-1]
-    idx = jnp.stack([q.codes >> 4, q.codes & 15], -1).reshape(*lead, -1)[..., :n]
-    w = _blocks(jnp.asarray(NF4_LEVELS)[idx], q.blocksize) * q.scales()[..., None]
+    w = _blocks(jnp.asarray(NF4_PAIRS)[q.codes].reshape(*lead, -1)[..., :n], q.blocksize) * q.scales()[..., None]
     w = w.reshape(*lead, -1)[..., :n].reshape(*lead, *(q.shape[::-1] if q.transposed else q.shape))
     return (jnp.swapaxes(w, -1, -2) if q.transposed else w).astype(dtype)
 

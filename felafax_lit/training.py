@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_training.ipynb #59a81f7d
 from __future__ import annotations
-import json, math, os, re, socket, subprocess, sys, time
+import json, math, os, platform, re, socket, subprocess, sys, time
 from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,8 @@ from .data import Loader, TokenDataset, build_rows
 
 # %% auto #0
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
-           'TrainingDiverged', 'TrainConfig', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase',
-           'free_port', 'launch', 'run_fresh']
+           'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainConfig', 'check_backend', 'warmup_steps', 'lr_schedule',
+           'lr_at', 'TrainerBase', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -223,10 +223,30 @@ def free_port() -> int:
     "A TCP port that is free on 127.0.0.1 now."
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
+HUGEPAGE_TUNABLE = 'glibc.malloc.hugetlb=1'
+
+def thp_mode(path='/sys/kernel/mm/transparent_hugepage/enabled') -> str|None:
+    "The kernel's transparent huge page mode (`always`, `madvise` or `never`), or None where it has none."
+    try: m = re.search(r'\[(\w+)\]', Path(path).read_text())
+    except OSError: return None
+    return m.group(1) if m else None
+
+def hugepage_env(env:dict|None=None, # an environment; default this process's
+                 mode:str|None='read', # the THP mode (None: no THP); 'read': `thp_mode()`
+                ) -> dict:
+    ("A copy of `env` whose glibc malloc backs large blocks with transparent huge pages (`GLIBC_TUNABLES` gets "
+     "`glibc.malloc.hugetlb=1`) where the kernel gives them only when asked; unchanged elsewhere, when already set, "
+     "or with `FELAFAX_HUGEPAGES=0`.")
+    env = dict(os.environ if env is None else env); tun = env.get('GLIBC_TUNABLES', '')
+    if ((thp_mode() if mode == 'read' else mode) != 'madvise' or env.get('FELAFAX_HUGEPAGES') == '0'
+        or 'glibc.malloc.hugetlb' in tun or platform.libc_ver()[0] != 'glibc'): return env
+    return {**env, 'GLIBC_TUNABLES': f"{tun}:{HUGEPAGE_TUNABLE}" if tun else HUGEPAGE_TUNABLE}
+
 def _env() -> dict:
-    "This environment, with this checkout of `felafax_lit` importable and one thread per process."
+    "This environment, with this checkout of `felafax_lit` importable and malloc's huge pages (`hugepage_env`)."
     import felafax_lit; root = str(Path(felafax_lit.__file__).resolve().parents[1])
-    return {**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in [root, os.environ.get('PYTHONPATH')] if p)}
+    path = os.pathsep.join(p for p in [root, os.environ.get('PYTHONPATH')] if p)
+    return hugepage_env({**os.environ, 'PYTHONPATH': path})
 
 def launch(args:list, # arguments for the module's or the script's `main`
            nproc:int=2, # processes
