@@ -60,8 +60,9 @@ def _model_args(p, precision:str|None='fp32'): # precision None: the demo's, by 
            + ('%(default)s)' if precision else f"{DEMO_BY_BACKEND['torch']['precision']} with --backend torch, "
                                                 f"{DEMO_BY_BACKEND['jax']['precision']} with jax)"))
     a('--use_gradient_checkpointing', type=_bool, default=None,
-      help="rematerialise each layer's activations in the backward pass (true/false; default: true with --backend "
-           "jax, the least memory (false is faster on a CPU while the activations fit), false with torch)")
+      help="rematerialise each layer's activations in the backward pass (true/false; default: "
+           + ("true with --backend jax, the least memory (false is faster on a CPU while the activations fit), "
+              "false with torch)" if precision else "false: the demo's activations are small)"))
     a('--mesh', default=None,
       help="JAX backend: device mesh over axes dp, fsdp, tp, e.g. 'fsdp=8', 'dp=2,fsdp=-1' or 'fsdp=4,tp=2' "
            "(default: all devices on 'fsdp')")
@@ -152,8 +153,8 @@ def _run_args(p, output_dir='felafax_output', **d):
 # %% ../nbs/09_cli.ipynb #38181b2c
 DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, lr=2e-3, lora_rank=16,
             lora_alpha=32.0, backend='torch')
-DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False, max_steps=60),
-                   'torch': dict(precision='bf16', compile=False, max_steps=100)}
+DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False, max_steps=60, use_gradient_checkpointing=False),
+                   'torch': dict(precision='bf16', compile=False, max_steps=100, use_gradient_checkpointing=False)}
 
 class UsageError(ValueError): "A command line argparse cannot parse."
 
