@@ -283,7 +283,8 @@ class Llama(nn.Module):
     dense:Any=Dense # projection class (LoRA swaps in a subclass)
 
     @nn.compact
-    def __call__(self, tokens, positions=None, segment_ids=None, decode:bool=False, hidden:bool=False):
+    def __call__(self, tokens, positions=None, segment_ids=None, decode:bool=False, hidden:bool=False,
+                 last:bool=False):
         c = self.config; B, T = tokens.shape; kw = dict(dtype=self.dtype, param_dtype=self.param_dtype)
         seg = jnp.ones((B, T), jnp.int32) if segment_ids is None else jnp.asarray(segment_ids, jnp.int32)
         index, k_seg = self.cache_state(B, T, seg) if decode else (jnp.zeros((), jnp.int32), seg)
@@ -294,7 +295,7 @@ class Llama(nn.Module):
         layers = scanned_layers(c.num_hidden_layers, self.remat)(
             c, dense=self.dense, decode=decode, name='layers', **kw)
         x, _ = layers(embed(tokens), cos, sin, mask, index)
-        x = RMSNorm(c.rms_norm_eps, name='norm', **kw)(x)
+        x = RMSNorm(c.rms_norm_eps, name='norm', **kw)(x[:, -1:] if last else x)
         return x if hidden else self.head(x, embed)
 
     def head(self, x, embed):
@@ -325,7 +326,7 @@ def init_cache(model:Llama, batch_size:int, max_len:int):
 @partial(jax.jit, static_argnums=0, donate_argnums=2)
 def decode_step(model, variables, cache, tokens, positions, segment_ids):
     "One cached forward of `tokens[B,T]`: (greedy next token [B], last logits [B,V], new cache)."
-    logits, upd = model.apply({**variables, 'cache': cache}, tokens, positions, segment_ids, decode=True,
+    logits, upd = model.apply({**variables, 'cache': cache}, tokens, positions, segment_ids, decode=True, last=True,
                               mutable=['cache'])
     return jnp.argmax(logits[:, -1], -1).astype(jnp.int32), logits[:, -1], upd['cache']
 
