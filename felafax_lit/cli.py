@@ -153,8 +153,8 @@ def _run_args(p, output_dir='felafax_output', **d):
 # %% ../nbs/09_cli.ipynb #38181b2c
 DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, lr=2e-3, lora_rank=16,
             lora_alpha=32.0, backend='torch')
-DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False, max_steps=60, use_gradient_checkpointing=False),
-                   'torch': dict(precision='bf16', compile=False, max_steps=100, use_gradient_checkpointing=False)}
+DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False, max_steps=60),
+                   'torch': dict(precision='bf16', compile=False, max_steps=100)}
 
 class UsageError(ValueError): "A command line argparse cannot parse."
 
@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument('--compile', type=_bool, default=None,
                    help="torch backend: torch.compile the decoder layers (true/false, default: "
                         f"{str(DEMO_BY_BACKEND['torch']['compile']).lower()})")
-    d.set_defaults(lora_rank=DEMO['lora_rank'], lora_alpha=DEMO['lora_alpha'])
+    d.set_defaults(lora_rank=DEMO['lora_rank'], lora_alpha=DEMO['lora_alpha'], use_gradient_checkpointing=False)
     return p
 
 # %% ../nbs/09_cli.ipynb #45141437
