@@ -45,7 +45,7 @@ class BenchConfig:
     lr:float=1e-4; seed:int=0
     data:str='seed' # 'seed': the Alpaca seed tasks if found, else synthetic instructions; or a dataset file
     compile:bool=True # our PyTorch systems and torchtune compile their decoder layers (in the untimed warmup steps)
-    jax_remat:str='none' # our JAX systems' remat: on a CPU 'none' is faster than the trainer's default 'full'
+    jax_remat:str='none' # our JAX systems' remat: 'none', as the trainer's 'auto' settles it on a CPU here
 
 # %% ../nbs/10_benchmarks.ipynb #6e403e6d
 WORDS = ('apple river stone light paper dream horse ocean table garden music winter silver forest window bread cloud '

@@ -61,8 +61,9 @@ def _model_args(p, precision:str|None='fp32'): # precision None: the demo's, by 
                                                 f"{DEMO_BY_BACKEND['jax']['precision']} with jax)"))
     a('--use_gradient_checkpointing', type=_bool, default=None,
       help="rematerialise each layer's activations in the backward pass (true/false; default: "
-           + ("true with --backend jax, the least memory (false is faster on a CPU while the activations fit), "
-              "false with torch)" if precision else "false: the demo's activations are small)"))
+           + ("with --backend jax, false on a CPU when every layer's activations are estimated to fit in a quarter "
+              "of its memory (faster), else true (the least memory); false with torch)" if precision
+              else "false: the demo's activations are small)"))
     a('--mesh', default=None,
       help="JAX backend: device mesh over axes dp, fsdp, tp, e.g. 'fsdp=8', 'dp=2,fsdp=-1' or 'fsdp=4,tp=2' "
            "(default: all devices on 'fsdp')")

@@ -14,7 +14,7 @@ from .sharding import make_mesh, abstract_params
 from .lora import init_lora
 from .training import TrainConfig
 from .train_jax import (TrainError, build_model, compute_dtype, step_program, abstract_batch,
-                                   data_parallel_size)
+                                   data_parallel_size, settle_remat)
 
 # %% auto #0
 __all__ = ['CPU_PLAN_OPTIONS', 'ACCELERATORS', 'MemoryPlan', 'abstract_inputs', 'lowered_step', 'fingerprint', 'plan', 'rent']
@@ -53,7 +53,7 @@ def _nbytes(tree) -> int:
 def lowered_step(config:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, mesh:Mesh, total_steps:int|None=None,
                  model=None) -> tuple:
     "(the Trainer's step lowered for abstract inputs on `mesh`, its abstract `(state, frozen, batch)`)."
-    dp = data_parallel_size(mesh)
+    dp, tc = data_parallel_size(mesh), settle_remat(tc, config, mesh)   # remat 'auto' as the Trainer settles it
     if tc.batch_size % dp:
         raise TrainError(f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp}")
     model = model or build_model(config, tc, lora); trained, frozen = abstract_inputs(config, tc, lora, model)

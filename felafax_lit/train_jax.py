@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
-from .training import TrainConfig, TrainerBase, check_backend, lr_schedule
+from .training import TrainConfig, TrainerBase, check_backend, lr_schedule, activation_bytes
 from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
@@ -29,10 +29,11 @@ from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_
 
 # %% auto #0
 __all__ = ['LOSS_CHUNK', 'LOSS_ROWS', 'enable_compilation_cache', 'make_optimizer', 'token_loss_sum', 'compute_dtype',
-           'build_model', 'prepare', 'variables', 'sharding_rules', 'load_base', 'head_weight', 'head_logits',
-           'head_loss_sum', 'chunked_token_loss', 'init_state', 'batch_loss', 'accumulated_grads', 'make_train_step',
-           'default_mesh', 'data_parallel_size', 'state_sharding', 'batch_sharding', 'StepProgram', 'abstract_batch',
-           'xla_options', 'step_program', 'state_arrays', 'save_checkpoint', 'load_checkpoint', 'Trainer']
+           'build_model', 'settle_remat', 'prepare', 'variables', 'sharding_rules', 'load_base', 'head_weight',
+           'head_logits', 'head_loss_sum', 'chunked_token_loss', 'init_state', 'batch_loss', 'accumulated_grads',
+           'make_train_step', 'default_mesh', 'data_parallel_size', 'state_sharding', 'batch_sharding', 'StepProgram',
+           'abstract_batch', 'xla_options', 'step_program', 'state_arrays', 'save_checkpoint', 'load_checkpoint',
+           'Trainer']
 
 # %% ../nbs/08a_train_jax.ipynb #f5790a55
 def enable_compilation_cache(path=None):
@@ -70,6 +71,10 @@ def build_model(c:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None) -> Llama:
     if tc.train_type == 'full': return Llama(c, dtype=compute_dtype(tc), param_dtype=jnp.float32, remat=tc.remat_policy)
     return lora_model(c, lora or LoRAConfig(), dtype=compute_dtype(tc), param_dtype=compute_dtype(tc),
                       remat=tc.remat_policy)
+
+def settle_remat(tc:TrainConfig, c:LlamaConfig, mesh:Mesh) -> TrainConfig:
+    "`tc` checked for this trainer, remat 'auto' settled for the platform of `mesh` and the activations of model `c`."
+    return check_backend(tc, 'jax', mesh.devices.flat[0].platform, activation_bytes(c, tc))
 
 def prepare(c:LlamaConfig, params:dict, tc:TrainConfig, lora:LoRAConfig|None, key) -> tuple:
     "(model, frozen base params, trained weights) for `tc.train_type`, from params in memory."
@@ -332,7 +337,8 @@ class Trainer(TrainerBase):
     "Fine-tune a Llama model (`train_type` full, lora or qlora) on a mesh; see `fit`."
     def __init__(self, model, # an HF model directory (streamed onto the mesh), or a (LlamaConfig, params) pair
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, mesh:Mesh|None=None):
-        self.tc, self.lora_cfg, self.mesh = check_backend(tc, 'jax'), lora, mesh or default_mesh()
+        check_backend(tc, 'jax')   # refuse what this trainer lacks before anything is read
+        self.lora_cfg, self.mesh = lora, mesh or default_mesh()
         self.rank, self.world = jax.process_index(), jax.process_count()
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None
         dp, key = data_parallel_size(self.mesh), jax.random.key(tc.seed)
@@ -340,7 +346,8 @@ class Trainer(TrainerBase):
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp} "
                              f"(mesh {dict(self.mesh.shape)})")
         if isinstance(model, (str, Path)):
-            self.config = LlamaConfig.from_pretrained(model); self.model = build_model(self.config, tc, lora)
+            self.config = LlamaConfig.from_pretrained(model); self.tc = tc = settle_remat(tc, self.config, self.mesh)
+            self.model = build_model(self.config, tc, lora)
             shapes = abstract_params(self.config, compute_dtype(tc), 'nf4' if tc.train_type == 'qlora' else None)
             # before any weight is read
             trained = None if tc.train_type == 'full' else init_lora(self.model, shapes, key)
@@ -349,6 +356,7 @@ class Trainer(TrainerBase):
             frozen, trained = ({}, base) if tc.train_type == 'full' else (base, trained)
         else:
             self.config, params = model; self.base_checkpoint = None
+            self.tc = tc = settle_remat(tc, self.config, self.mesh)
             self.base_identity = arrays_identity(jax.tree.leaves(params))
             self.model, frozen, trained = prepare(self.config, params, tc, lora, key); del params
         self._place(frozen, trained)

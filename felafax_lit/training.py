@@ -14,13 +14,14 @@ from tqdm.auto import tqdm
 from .core import (TrainError, check_settings, list_checkpoints, 
                               MetricsLog)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
-from .core import dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
+from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
 from .data import Loader, TokenDataset, build_rows
 
 # %% auto #0
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
-           'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainConfig', 'check_backend', 'warmup_steps', 'lr_schedule',
-           'lr_at', 'TrainerBase', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
+           'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainConfig', 'host_memory',
+           'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase', 'free_port',
+           'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -83,16 +84,33 @@ def remat_policy(self:TrainConfig) -> str:
     "Activation rematerialisation to apply: `remat`, or 'full' when `use_gradient_checkpointing` is set and it is not."
     return 'full' if self.remat in ('none', 'auto') and self.use_gradient_checkpointing else self.remat
 
-AUTO_REMAT = {'jax': 'full', 'torch': 'none'}   # what remat 'auto' means in each trainer
+AUTO_REMAT = {'jax': 'full', 'torch': 'none'}   # what remat 'auto' means in each trainer (JAX on a CPU: below)
+HOST_ACTIVATION_SHARE = 0.25   # JAX on a CPU keeps every layer's activations when they fit in this share of its memory
 
-def check_backend(tc:TrainConfig, backend:str) -> TrainConfig:
+def host_memory() -> int:
+    "Bytes of physical memory of this machine."
+    return os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+
+def activation_bytes(c:LlamaConfig, tc:TrainConfig) -> int:
+    ("Bytes the JAX step without remat keeps for the backward pass from every layer for one micro-batch, estimated "
+     "from above: per token and layer, 8 activations of the model's width, 2 of the key/value width and 4 of the "
+     "feed-forward width, all counted as float32.")
+    kv = c.num_key_value_heads * c.head_dim
+    return 4 * (8 * c.hidden_size + 2 * kv + 4 * c.intermediate_size) * c.num_hidden_layers * tc.batch_size \
+        * tc.context_length
+
+def check_backend(tc:TrainConfig, backend:str,
+                  device_platform:str|None=None, # the devices' platform: 'cpu', 'gpu', ...
+                  activations:int|None=None) -> TrainConfig: # `activation_bytes` of the run, for JAX on a CPU
     "Raise a `TrainError` for a setting `backend` ('jax' or 'torch') does not have; `tc`, remat 'auto' settled."
     ok = BACKEND_TRAIN_TYPES[backend]
     _check(tc.train_type in ok,
            f"train_type {tc.train_type!r} is not available in the {backend} trainer ({', '.join(ok)})")
     extra = [k for k in TORCH_ONLY if backend == 'jax' and getattr(tc, k)]
     _check(not extra, f"{', '.join(extra)}: PyTorch trainer only")
-    return replace(tc, remat=AUTO_REMAT[backend]) if tc.remat == 'auto' else tc
+    if tc.remat != 'auto': return tc
+    fits = activations is not None and activations <= HOST_ACTIVATION_SHARE * host_memory()
+    return replace(tc, remat='none' if backend == 'jax' and device_platform == 'cpu' and fits else AUTO_REMAT[backend])
 
 # %% ../nbs/08_training.ipynb #dba19b67
 def warmup_steps(tc:TrainConfig, total_steps:int) -> int:
