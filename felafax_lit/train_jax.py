@@ -337,8 +337,9 @@ class Trainer(TrainerBase):
     "Fine-tune a Llama model (`train_type` full, lora or qlora) on a mesh; see `fit`."
     def __init__(self, model, # an HF model directory (streamed onto the mesh), or a (LlamaConfig, params) pair
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, mesh:Mesh|None=None):
-        check_backend(tc, 'jax')   # refuse what this trainer lacks before anything is read
         self.lora_cfg, self.mesh = lora, mesh or default_mesh()
+        self.config = LlamaConfig.from_pretrained(model) if isinstance(model, (str, Path)) else model[0]
+        self.tc = tc = settle_remat(tc, self.config, self.mesh)   # refuses what this trainer lacks, before any weight
         self.rank, self.world = jax.process_index(), jax.process_count()
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None
         dp, key = data_parallel_size(self.mesh), jax.random.key(tc.seed)
@@ -346,7 +347,6 @@ class Trainer(TrainerBase):
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp} "
                              f"(mesh {dict(self.mesh.shape)})")
         if isinstance(model, (str, Path)):
-            self.config = LlamaConfig.from_pretrained(model); self.tc = tc = settle_remat(tc, self.config, self.mesh)
             self.model = build_model(self.config, tc, lora)
             shapes = abstract_params(self.config, compute_dtype(tc), 'nf4' if tc.train_type == 'qlora' else None)
             # before any weight is read
@@ -355,8 +355,7 @@ class Trainer(TrainerBase):
             self.base_identity = self.base_checkpoint = checkpoint_identity(model)
             frozen, trained = ({}, base) if tc.train_type == 'full' else (base, trained)
         else:
-            self.config, params = model; self.base_checkpoint = None
-            self.tc = tc = settle_remat(tc, self.config, self.mesh)
+            params, self.base_checkpoint = model[1], None
             self.base_identity = arrays_identity(jax.tree.leaves(params))
             self.model, frozen, trained = prepare(self.config, params, tc, lora, key); del params
         self._place(frozen, trained)
