@@ -17,12 +17,13 @@ from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_
 
 # %% auto #0
 __all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PAIRED', 'PROFILED',
-           'PROFILE_KINDS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels', 'worker',
-           'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table', 'paired_worker', 'paired_fresh',
-           'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh', 'write_parquet',
-           'peak_anon', 'dataset_memory', 'dataset_memory_fresh', 'dataset_table', 'profile_worker', 'profile_table',
-           'profile_fresh', 'demo_run', 'demo_table', 'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans',
-           'memory_plans', 'machine_info', 'random_model_dir', 'epoch_table', 'mm_table', 'report', 'main']
+           'PROFILE_KINDS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels',
+           'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table', 'paired_worker',
+           'paired_fresh', 'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh',
+           'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh', 'dataset_table', 'profile_worker',
+           'profile_table', 'profile_fresh', 'demo_run', 'demo_table', 'same_init_curves', 'plot_summary',
+           'plot_curves', 'plot_plans', 'memory_plans', 'cpu_details', 'machine_info', 'random_model_dir',
+           'epoch_table', 'mm_table', 'report', 'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -647,6 +648,22 @@ def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), device
     return out
 
 # %% ../nbs/10_benchmarks.ipynb #5278851a
+MATRIX_FLAGS = ('amx_bf16', 'avx512_bf16', 'avx512f', 'avx2')   # CPU flags that set a CPU's bf16 matmul rate
+
+def cpu_details(path='/proc/cpuinfo') -> dict:
+    ("The CPU's family and model numbers and which of `MATRIX_FLAGS` it has (Linux; empty elsewhere): two machines "
+     "sold under one name, such as 'AMD EPYC', can differ 2x in matmul rate.")
+    if not os.path.exists(path): return {}
+    f = {}
+    with open(path) as fh:
+        for l in fh:
+            k, _, v = l.partition(':'); k = k.strip()
+            if k in ('cpu family', 'model', 'flags'): f.setdefault(k, v.strip())
+            if len(f) == 3: break
+    flags = set(f.get('flags', '').split())
+    return {'cpu_family': f.get('cpu family'), 'cpu_model': f.get('model'),
+            'cpu_flags': [x for x in MATRIX_FLAGS if x in flags]}
+
 def machine_info() -> dict:
     "CPU, cores, accelerator and library versions, for the results file."
     import platform, torch, jax, transformers, peft
@@ -656,7 +673,8 @@ def machine_info() -> dict:
         except PackageNotFoundError: return None
     cpu = (next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')),
                 platform.processor()) if os.path.exists('/proc/cpuinfo') else platform.processor())
-    return {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu, 'cores': os.cpu_count(),
+    return {'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), 'cpu': cpu, **cpu_details(),
+            'cores': os.cpu_count(),
             'gpu': torch.cuda.get_device_name() if torch.cuda.is_available() else None,
             'torch_isa': torch.backends.cpu.get_cpu_capability(),
             'torch': torch.__version__, 'jax': jax.__version__, 'transformers': transformers.__version__,
@@ -709,7 +727,9 @@ def report(res:dict, out) -> str:
     ceil = {s: float(np.median([r['flops'] for r in rs if r['system'] == s])) for s in CEILINGS
             if any(r['system'] == s for r in rs)}
     m = res['machine']
-    txt = [f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores, torch ISA {m['torch_isa']}, GPU {m['gpu']}); "
+    cpu_id = (f"family {m['cpu_family']}, model {m['cpu_model']}, {' '.join(m.get('cpu_flags') or ['no AVX2'])}; "
+              if m.get('cpu_family') else '')   # results written before these were recorded have none
+    txt = [f"Measured {m['date']} on {m['cpu']} ({cpu_id}{m['cores']} cores, torch ISA {m['torch_isa']}, GPU {m['gpu']}); "
            f"torch {m['torch']}, jax {m['jax']}, transformers {m['transformers']}, peft {m['peft']}"
            + (f", torchtune {m['torchtune']}, torchao {m.get('torchao')}" if m.get('torchtune') else '')
            + (f"; every system's process with GLIBC_TUNABLES={m['child_glibc_tunables']}."
