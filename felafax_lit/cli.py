@@ -227,8 +227,9 @@ def _generate_args(p):
     a('--precision', default='fp32', choices=('fp32', 'bf16'), help="compute dtype (default: %(default)s)")
     a('--allow_other_base', action='store_true',
       help="use the adapter even if its record names other base weights than --model's")
-    a('--load_in_4bit', type=_bool, default=False,
-      help="NF4-quantize the base as it loads: bitsandbytes (torch) or ours (jax) (true/false, default: %(default)s)")
+    a('--load_in_4bit', type=_bool, default=None,
+      help="NF4-quantize the base as it loads: bitsandbytes (torch) or ours (jax) (true/false; default: as the "
+           "adapter was trained, true for a QLoRA adapter of felafax_lit train, else false)")
 
 def _export_args(p):
     a = p.add_argument
@@ -238,8 +239,8 @@ def _export_args(p):
     a('--output_dir', required=True, help="where to write the merged HF model directory")
     a('--allow_other_base', action='store_true',
       help="merge even if the adapter's record names other base weights than --model's")
-    a('--train_type', default=None, choices=('lora', 'qlora'),
-      help="qlora: merge into the NF4-dequantized base the adapter was trained against "
+    a('--train_type', default=None, choices=('lora', 'qlora', 'hqq_lora'),
+      help="qlora / hqq_lora: merge into the NF4- / HQQ-dequantized base the adapter was trained against "
            "(default: as recorded by felafax_lit train, else lora)")
 
 # %% ../nbs/09_cli.ipynb #a426438e
@@ -370,6 +371,24 @@ def _export_base(base, dtype, quantize):
         if 'not divisible' not in str(e): raise
         return load_sharded(base, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=dtype, quantize=quantize)[1]
 
+def _export_hqq(base, adapter, lcfg, precision, c, out) -> Path:
+    ("An hqq_lora adapter merged as its trainer merges it: into the HQQ 4-bit base, dequantized (PyTorch, on the CPU; "
+     "the base is quantized whole in one process).")
+    import torch
+    from safetensors.torch import load_file
+    from felafax_lit.train_torch import build_model, merged_state_dict, save_hf_dir, _clean
+    names = json.loads((Path(adapter)/'adapter_config.json').read_text())['target_modules']   # PyTorch module names
+    tcfg = LoRAConfig(rank=lcfg.rank, alpha=lcfg.alpha,
+                      targets=names if isinstance(names, str) else '(' + '|'.join(names) + ')$')
+    m = build_model(base, TrainConfig(train_type='hqq_lora', precision=precision), tcfg, 'cpu', shard=False)
+    params = {_clean(n): q for n, q in m.named_parameters() if q.requires_grad}
+    t = {k.removeprefix('base_model.model.'): v for k, v in load_file(Path(adapter)/'adapter_model.safetensors').items()}
+    if set(t) != set(params):
+        raise ValueError(f"{adapter}: its weights are not the adapters of the modules its adapter_config.json targets")
+    with torch.no_grad():
+        for k, v in t.items(): params[k].copy_(v)
+    return save_hf_dir(merged_state_dict(m), c, out, copy_files_from=base)
+
 def cmd_export(args) -> dict:
     "`felafax_lit export`: adapter + base -> merged HF model directory (the base streamed, never whole on one device)."
     import jax, jax.numpy as jnp
@@ -381,6 +400,9 @@ def cmd_export(args) -> dict:
     dtype = jnp.bfloat16 if tt == 'qlora' and info.get('precision') == 'bf16' else jnp.float32  # the base it trained on
     writable_dir(Path(args.output_dir).parent)
     c = LlamaConfig.from_pretrained(base); lcfg, lora = load_peft(args.adapter, c)
+    if tt == 'hqq_lora':
+        p = _export_hqq(base, args.adapter, lcfg, info.get('precision', 'bf16'), c, args.output_dir)
+        print(f"merged ({tt}) model: {p}"); return {'merged': p}
     params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
     f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
     p = save_hf(jax.tree.map(f32, merge_lora(params, lora, lcfg)), c, args.output_dir, dtype=np.float32,
@@ -470,6 +492,11 @@ def _torch_completions(args, tok, prompts):
 def cmd_generate(args) -> list:
     "`felafax_lit generate`: complete each prompt, printing the text as its tokens arrive; the completions."
     prompts = read_prompts(args); tok = tokenizer(Path(args.model) if args.model else real_model_dir())
+    if args.load_in_4bit is None:   # the base as the adapter was trained on it
+        args.load_in_4bit = bool(args.adapter) and check_adapter(args.adapter).get('train_type') == 'qlora'
+        if args.load_in_4bit:
+            print("note: a QLoRA adapter: the base is NF4-quantized as it loads, as in training "
+                  "(--load_in_4bit false: dense)", file=sys.stderr)
     gens, texts = (_jax_completions if args.backend == 'jax' else _torch_completions)(args, tok, prompts), []
     for i, (p, gen) in enumerate(zip(prompts, gens)):
         if len(prompts) > 1: print(f"--- prompt {i + 1}/{len(prompts)}: {p[:70]!r}", file=sys.stderr, flush=True)
@@ -491,9 +518,18 @@ def _plan_devices(n:int):
     if xla_bridge.backends_are_initialized(): return   # too late: `planner.plan` names the devices a mesh lacks
     jax.config.update('jax_platforms', 'cpu'); jax.config.update('jax_num_cpu_devices', n)
 
+def _mesh_devices(spec:str) -> int:
+    "The devices mesh `spec` covers, every axis sized; checked as `sharding.parse_mesh_spec` checks a mesh."
+    from felafax_lit.sharding import parse_mesh_spec
+    n = int(np.prod([int(v) for v in (s.partition('=')[2].strip() for s in spec.split(',')) if v.isdigit()]))
+    return int(np.prod(list(parse_mesh_spec(spec, n).values())))
+
 def _plan_counts(args) -> list:
     "The meshes to plan: `--mesh`, or `fsdp=N` for each of `--devices`."
-    if args.mesh: return [args.mesh]
+    if args.mesh:
+        if any(part.partition('=')[2].strip() == '-1' for part in args.mesh.split(',')):
+            raise ValueError(f"--mesh {args.mesh!r}: a plan needs every axis's size (no -1), e.g. 'fsdp=4,tp=2'")
+        _mesh_devices(args.mesh); return [args.mesh]
     try: ns = [int(n) for n in args.devices.split(',') if n.strip()]
     except ValueError:
         raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}") from None
@@ -509,7 +545,7 @@ def cmd_plan(args) -> list:
     if args.model not in PRESETS and not (Path(args.model)/'config.json').exists():
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
-    meshes = _plan_counts(args); _plan_devices(max(int(v) for m in meshes for v in re.findall(r'=(\d+)', m)))
+    meshes = _plan_counts(args); _plan_devices(max(map(_mesh_devices, meshes)))
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
                      precision='bf16', gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
@@ -674,7 +710,9 @@ def validate(args):
         if not 0 < args.top_p <= 1: raise ValueError(f"--top_p must be in (0, 1], got {args.top_p}")
         read_prompts(args); model = Path(args.model) if args.model else real_model_dir()
         check_tokenizer(model, check_model(model))
-        if args.adapter: check_adapter_base(args.adapter, model, args.allow_other_base)
+        if args.adapter and check_adapter_base(args.adapter, model, args.allow_other_base).get('train_type') == 'hqq_lora':
+            raise ValueError(f"{args.adapter} was trained over an HQQ 4-bit base, which generate does not rebuild: "
+                             f"merge it (felafax_lit export {args.adapter} --output_dir DIR) and give --model DIR")
     elif args.command == 'plan':
         lora_targets(args.lora_target_modules); _plan_counts(args)
 
