@@ -638,7 +638,19 @@ def _data_files(p:Path) -> tuple:
      "(None, []) if neither.")
     fs = [p] if p.is_file() else sorted(f for f in p.rglob('*') if f.suffix in HF_SUFFIXES) if p.is_dir() else []
     kinds = {HF_SUFFIXES.get(f.suffix) for f in fs}
+    if len(kinds) > 1 and None not in kinds:
+        raise DataError(f"{p} holds {' and '.join(sorted(kinds))} files: a dataset directory holds files of one kind")
     return (kinds.pop(), [str(f) for f in fs]) if len(kinds) == 1 and None not in kinds else (None, [])
+
+def _split_files(name, p:Path, files:list, split:str) -> list:
+    ("The files of `split` in directory `p`, its splits named by its file names as on the hub (`train-00000-of-00001"
+     ".parquet`, `data/test.csv`, ...; files that name no split are all 'train'); a file's files as they are.")
+    if not p.is_dir(): return files
+    from datasets.data_files import get_data_patterns, DataFilesDict
+    splits = {str(k): {str(Path(f).resolve()) for f in v}
+              for k, v in DataFilesDict.from_patterns(get_data_patterns(str(p)), base_path=str(p)).items()}
+    if split not in splits: raise DataError(f"dataset {name}: no split {split!r} (its files name {', '.join(splits)})")
+    return [f for f in files if str(Path(f).resolve()) in splits[split]]
 
 def is_hf_dataset(name) -> bool:
     ("Is `name` read through HF `datasets`: a short name, a parquet/arrow/CSV file or directory, "
@@ -668,10 +680,14 @@ def _load_hf(name, p:Path, hub:str, split:str, config:str|None):
         if isinstance(ds, datasets.DatasetDict):
             if split not in ds: raise DataError(f"dataset {name}: no split {split!r} (it has {', '.join(ds)})")
             ds = ds[split]
+        elif split not in ('train', str(ds.split)):   # one saved Dataset: its own split, read as train by default
+            raise DataError(f"dataset {name}: no split {split!r} (it holds one dataset" +
+                            (f", split {str(ds.split)!r})" if ds.split else ", read as train)"))
         return ds
     if (files := _data_files(p))[0]:
-        return datasets.load_dataset(files[0], data_files=files[1], split='train',
-                                     **(_csv_strings(files[1][0]) if files[0] == 'csv' else {}))
+        fs = _split_files(name, p, files[1], split)
+        return datasets.load_dataset(files[0], data_files=fs, split='train',
+                                     **(_csv_strings(fs[0]) if files[0] == 'csv' else {}))
     return datasets.load_dataset(hub, config, split=split)
 
 def load_hf_dataset(name, split:str|None=None, config:str|None=None):
@@ -726,9 +742,11 @@ def check_dataset_options(dataset, split:str|None=None, config:str|None=None, co
     elif p.exists():
         if _saved(p):
             if config: raise DataError(f"--dataset_config: {dataset} is a save_to_disk directory, with splits but no configs")
+        elif p.is_dir() and _data_files(p)[0]:   # a directory of parquet/Arrow/CSV files: splits by file name
+            if config: raise DataError(f"--dataset_config: {dataset} is a directory of data files, with no configs")
         elif opts := given(('--dataset_split', split), ('--dataset_config', config)):
             raise DataError(f"{', '.join(opts)}: {dataset} is read whole, with no splits or configs (those are for "
-                            "save_to_disk directories and hub ids)")
+                            "save_to_disk directories, directories of data files and hub ids)")
 
 def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   eval_size:int=0, # rows held out (0: none)
