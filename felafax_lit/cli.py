@@ -341,6 +341,7 @@ def _train_under_torchrun(args) -> dict:
     "`felafax_lit train --backend torch --nproc N`: `train_torch.train` in N processes under torchrun (FSDP2)."
     from felafax_lit.train_torch import launch_train
     check_backend(args); model = Path(args.model) if args.model else real_model_dir()
+    load_data(args, tokenizer(model))   # bad data ends here in one line, before N processes each load the model
     kw = dict(model_dir=model, dataset=args.dataset, output_dir=args.output_dir, tc=train_config(args),
               lora=lora_config(args), dataset_format=args.dataset_format, eval_size=args.eval_size,
               dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
