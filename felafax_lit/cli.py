@@ -701,8 +701,11 @@ def validate(args):
                             "and --eval_size > 0")
         for sub, mark in (('adapter', 'adapter_config.json'), ('merged', 'config.json')):
             check_replaceable(Path(args.output_dir)/sub, mark)
-        model = Path(args.model) if args.model else real_model_dir()
-        check_tokenizer(model, check_model(model, args.context_length))
+        model = Path(args.model) if args.model else real_model_dir(); c = check_model(model, args.context_length)
+        if c.tie_word_embeddings and 'lm_head' in lora_targets(args.lora_target_modules):
+            raise ValueError(f"--lora_target_modules lm_head: {model} ties its output head to the token embedding "
+                             "(tie_word_embeddings), so it has no separate head to adapt; leave lm_head out")
+        check_tokenizer(model, c)
     elif args.command == 'export':
         model = Path(args.model) if args.model else real_model_dir(); check_model(model)
         check_adapter_base(args.adapter, model, args.allow_other_base)
