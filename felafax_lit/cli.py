@@ -8,7 +8,7 @@ import argparse, functools, importlib.util, json, os, re, shlex, sys, time, warn
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
-from .core import PROJECTION_NAMES
+from .core import PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
@@ -687,6 +687,12 @@ def check_adapter_base(adapter, model, allow:bool=False) -> dict:
 # %% ../nbs/09_cli.ipynb #114202e3
 _LOG_PACKAGES = {'tensorboard': 'tensorboardX', 'wandb': 'wandb'}
 
+def _run_fields() -> set:
+    "The fields of a run's recorded identity (`core.run_identity`), which `--allow_changes` may name."
+    from dataclasses import fields
+    return ({f.name for f in fields(TrainConfig)} - set(RESUMABLE_CHANGES) | {f'lora.{f.name}' for f in fields(LoRAConfig)}
+            | {'model_config', 'base_model', 'dataset'})
+
 def validate(args):
     "Check a parsed command line, and the model, tokenizer, adapter and packages it names, before anything is loaded."
     check_settings(vars(args), '--')
@@ -694,6 +700,9 @@ def validate(args):
         lora_targets(args.lora_target_modules); check_backend(args)
         check_dataset_options(args.dataset, args.dataset_split, args.dataset_config, parse_columns(args.dataset_columns))
         if args.allow_changes and not args.resume: raise ValueError("--allow_changes has an effect only with --resume")
+        if bad := [s for s in args.allow_changes.split(',') if s.strip() and s.strip() not in _run_fields()]:
+            raise ValueError(f"--allow_changes: {bad[0].strip()!r} is not a field of a run; the fields are "
+                             f"{', '.join(sorted(_run_fields()))}")
         if (pkg := _LOG_PACKAGES.get(args.log_to)) and importlib.util.find_spec(pkg) is None:
             raise ValueError(f"--log_to {args.log_to} needs the {pkg} package: pip install {pkg}")
         if args.command == 'demo' and not (is_task(args.dataset) and args.eval_size > 0):

@@ -17,12 +17,12 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'HF_SUFFIXES',
-           'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'SEED_TASKS', 'DataError', 'BadRows', 'iter_json_rows',
-           'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'renamed', 'encode_alpaca',
-           'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit', 'Places', 'Ragged',
-           'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'fill_rows', 'build_rows',
-           'padding_fraction', 'trim_padding', 'packed_attention_mask', 'Loader', 'make_task_dataset', 'exact_match',
-           'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task',
+           'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'ROW_FIELDS', 'SEED_TASKS', 'DataError', 'BadRows',
+           'iter_json_rows', 'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'renamed',
+           'encode_alpaca', 'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit',
+           'Places', 'Ragged', 'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'fill_rows',
+           'build_rows', 'padding_fraction', 'trim_padding', 'packed_attention_mask', 'Loader', 'make_task_dataset',
+           'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task',
            'check_dataset_options', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
@@ -642,6 +642,13 @@ def _data_files(p:Path) -> tuple:
         raise DataError(f"{p} holds {' and '.join(sorted(kinds))} files: a dataset directory holds files of one kind")
     return (kinds.pop(), [str(f) for f in fs]) if len(kinds) == 1 and None not in kinds else (None, [])
 
+def _check_files(name, kind:str, files:list):
+    "Refuse empty data files, naming them (datasets' own error names neither the file nor the reason)."
+    if empty := [f for f in files if Path(f).stat().st_size == 0]: raise DataError(f"dataset {name}: {empty[0]} is empty")
+    if kind == 'parquet':
+        import pyarrow.parquet as pq
+        if sum(pq.ParquetFile(f).metadata.num_rows for f in files) == 0: raise DataError(f"dataset {name}: no rows")
+
 def _split_files(name, p:Path, files:list, split:str) -> list:
     ("The files of `split` in directory `p`, its splits named by its file names as on the hub (`train-00000-of-00001"
      ".parquet`, `data/test.csv`, ...; files that name no split are all 'train'); a file's files as they are.")
@@ -685,7 +692,7 @@ def _load_hf(name, p:Path, hub:str, split:str, config:str|None):
                             (f", split {str(ds.split)!r})" if ds.split else ", read as train)"))
         return ds
     if (files := _data_files(p))[0]:
-        fs = _split_files(name, p, files[1], split)
+        fs = _split_files(name, p, files[1], split); _check_files(name, files[0], fs)
         return datasets.load_dataset(files[0], data_files=fs, split='train',
                                      **(_csv_strings(fs[0]) if files[0] == 'csv' else {}))
     return datasets.load_dataset(hub, config, split=split)
@@ -719,13 +726,20 @@ def read_hf_dataset(name, tokenizer, context_length:int, format:str='auto', on_b
     return tokenize_rows(hf_rows(ds, columns), tokenizer, context_length, enc, BadRows(name, on_bad_row),
                          on_long_prompt)
 
+ROW_FIELDS = ('instruction', 'input', 'output', 'messages', 'text', 'prompt', 'completion',   # what rows are read by
+              'question', 'answer', 'context')                                             # (+ the short names' maps)
+
 def parse_columns(spec:str|None) -> dict|None:
     "`{ours: theirs}` from 'instruction=question,output=answer'."
     if not spec: return None
     pairs = [s.split('=') for s in spec.split(',') if s.strip()]
     if any(len(p) != 2 or not p[0].strip() or not p[1].strip() for p in pairs):
         raise ValueError(f"--dataset_columns must look like instruction=question,output=answer, got {spec!r}")
-    return {a.strip(): b.strip() for a, b in pairs}
+    out = {a.strip(): b.strip() for a, b in pairs}
+    if bad := [k for k in out if k not in ROW_FIELDS]:
+        raise ValueError(f"--dataset_columns: {bad[0]!r} is not one of our fields: {', '.join(ROW_FIELDS[:7])} "
+                         f"(and {', '.join(ROW_FIELDS[7:])} for orca_math and sql)")
+    return out
 
 # %% ../nbs/07_data.ipynb #ac872120
 def is_task(name) -> bool:
