@@ -526,17 +526,26 @@ def _mesh_devices(spec:str) -> int:
     return int(np.prod(list(parse_mesh_spec(spec, n).values())))
 
 def _plan_counts(args) -> list:
-    "The meshes to plan: `--mesh`, or `fsdp=N` for each of `--devices`."
+    "The meshes to plan: `--mesh`, or `fsdp=N` for each of `--devices`; each checked against `--batch_size`."
     if args.mesh:
         if any(part.partition('=')[2].strip() == '-1' for part in args.mesh.split(',')):
             raise ValueError(f"--mesh {args.mesh!r}: a plan needs every axis's size (no -1), e.g. 'fsdp=4,tp=2'")
-        _mesh_devices(args.mesh); return [args.mesh]
+        return _batch_divides([args.mesh], args.batch_size)
     try: ns = [int(n) for n in args.devices.split(',') if n.strip()]
     except ValueError:
         raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}") from None
     if not ns or min(ns) < 1:
         raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
-    return [f'fsdp={n}' for n in ns]
+    return _batch_divides([f'fsdp={n}' for n in ns], args.batch_size)
+
+def _batch_divides(meshes:list, batch_size:int) -> list:
+    "`meshes`, each checked to split `batch_size` rows evenly over its data-parallel devices (`dp` x `fsdp`)."
+    from felafax_lit.sharding import parse_mesh_spec
+    for m in meshes:
+        s = parse_mesh_spec(m, _mesh_devices(m))
+        if batch_size % (dp := s['dp'] * s['fsdp']):
+            raise ValueError(f"--batch_size {batch_size} is not divisible by the data-parallel size {dp} of mesh {m}")
+    return meshes
 
 # %% ../nbs/09_cli.ipynb #975cd499
 def cmd_plan(args) -> list:
