@@ -372,14 +372,14 @@ def _export_base(base, dtype, quantize):
         if 'not divisible' not in str(e): raise
         return load_sharded(base, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=dtype, quantize=quantize)[1]
 
-def _export_hqq(base, adapter, lcfg, precision, c, out) -> Path:
+def _export_hqq(base, adapter, precision, c, out) -> Path:
     ("An hqq_lora adapter merged as its trainer merges it: into the HQQ 4-bit base, dequantized (PyTorch, on the CPU; "
      "the base is quantized whole in one process).")
     import torch
     from safetensors.torch import load_file
     from felafax_lit.train_torch import build_model, merged_state_dict, save_hf_dir, _clean
-    names = json.loads((Path(adapter)/'adapter_config.json').read_text())['target_modules']   # PyTorch module names
-    tcfg = LoRAConfig(rank=lcfg.rank, alpha=lcfg.alpha,
+    pc = json.loads((Path(adapter)/'adapter_config.json').read_text()); names = pc['target_modules']   # module names
+    tcfg = LoRAConfig(rank=pc['r'], alpha=pc['lora_alpha'],
                       targets=names if isinstance(names, str) else '(' + '|'.join(names) + ')$')
     m = build_model(base, TrainConfig(train_type='hqq_lora', precision=precision), tcfg, 'cpu', shard=False)
     params = {_clean(n): q for n, q in m.named_parameters() if q.requires_grad}
@@ -400,10 +400,11 @@ def cmd_export(args) -> dict:
     tt = args.train_type or info.get('train_type', 'lora')
     dtype = jnp.bfloat16 if tt == 'qlora' and info.get('precision') == 'bf16' else jnp.float32  # the base it trained on
     writable_dir(Path(args.output_dir).parent)
-    c = LlamaConfig.from_pretrained(base); lcfg, lora = load_peft(args.adapter, c)
+    c = LlamaConfig.from_pretrained(base)
     if tt == 'hqq_lora':
-        p = _export_hqq(base, args.adapter, lcfg, info.get('precision', 'bf16'), c, args.output_dir)
+        p = _export_hqq(base, args.adapter, info.get('precision', 'bf16'), c, args.output_dir)
         print(f"merged ({tt}) model: {p}"); return {'merged': p}
+    lcfg, lora = load_peft(args.adapter, c)
     params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
     f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
     p = save_hf(jax.tree.map(f32, merge_lora(params, lora, lcfg)), c, args.output_dir, dtype=np.float32,
@@ -519,32 +520,28 @@ def _plan_devices(n:int):
     if xla_bridge.backends_are_initialized(): return   # too late: `planner.plan` names the devices a mesh lacks
     jax.config.update('jax_platforms', 'cpu'); jax.config.update('jax_num_cpu_devices', n)
 
-def _mesh_devices(spec:str) -> int:
-    "The devices mesh `spec` covers, every axis sized; checked as `sharding.parse_mesh_spec` checks a mesh."
+def _mesh_sizes(spec:str) -> dict:
+    ("Axis sizes of a mesh to plan, every axis sized (a plan has no devices to fill -1 from); checked as "
+     "`sharding.parse_mesh_spec` checks a mesh.")
     from felafax_lit.sharding import parse_mesh_spec
-    n = int(np.prod([int(v) for v in (s.partition('=')[2].strip() for s in spec.split(',')) if v.isdigit()]))
-    return int(np.prod(list(parse_mesh_spec(spec, n).values())))
+    vals = [part.partition('=')[2].strip() for part in spec.split(',')]
+    if '-1' in vals: raise ValueError(f"--mesh {spec!r}: a plan needs every axis's size (no -1), e.g. 'fsdp=4,tp=2'")
+    return parse_mesh_spec(spec, int(np.prod([int(v) for v in vals if v.isdigit()])))
 
 def _plan_counts(args) -> list:
     "The meshes to plan: `--mesh`, or `fsdp=N` for each of `--devices`; each checked against `--batch_size`."
-    if args.mesh:
-        if any(part.partition('=')[2].strip() == '-1' for part in args.mesh.split(',')):
-            raise ValueError(f"--mesh {args.mesh!r}: a plan needs every axis's size (no -1), e.g. 'fsdp=4,tp=2'")
-        return _batch_divides([args.mesh], args.batch_size)
-    try: ns = [int(n) for n in args.devices.split(',') if n.strip()]
-    except ValueError:
-        raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}") from None
-    if not ns or min(ns) < 1:
-        raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
-    return _batch_divides([f'fsdp={n}' for n in ns], args.batch_size)
-
-def _batch_divides(meshes:list, batch_size:int) -> list:
-    "`meshes`, each checked to split `batch_size` rows evenly over its data-parallel devices (`dp` x `fsdp`)."
-    from felafax_lit.sharding import parse_mesh_spec
-    for m in meshes:
-        s = parse_mesh_spec(m, _mesh_devices(m))
-        if batch_size % (dp := s['dp'] * s['fsdp']):
-            raise ValueError(f"--batch_size {batch_size} is not divisible by the data-parallel size {dp} of mesh {m}")
+    if args.mesh: meshes = [args.mesh]
+    else:
+        try: ns = [int(n) for n in args.devices.split(',') if n.strip()]
+        except ValueError:
+            raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}") from None
+        if not ns or min(ns) < 1:
+            raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
+        meshes = [f'fsdp={n}' for n in ns]
+    for m in meshes:   # the rows must split evenly over the data-parallel devices (dp x fsdp)
+        s = _mesh_sizes(m)
+        if args.batch_size % (dp := s['dp'] * s['fsdp']):
+            raise ValueError(f"--batch_size {args.batch_size} is not divisible by the data-parallel size {dp} of mesh {m}")
     return meshes
 
 # %% ../nbs/09_cli.ipynb #975cd499
@@ -555,7 +552,7 @@ def cmd_plan(args) -> list:
     if args.model not in PRESETS and not (Path(args.model)/'config.json').exists():
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
-    meshes = _plan_counts(args); _plan_devices(max(map(_mesh_devices, meshes)))
+    meshes = _plan_counts(args); _plan_devices(max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes))
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
                      precision='bf16', gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
