@@ -8,7 +8,7 @@ import argparse, functools, importlib.util, json, os, re, shlex, sys, time, warn
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
-from .core import PROJECTION_NAMES, RESUMABLE_CHANGES
+from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
@@ -699,6 +699,11 @@ def _run_fields() -> set:
     return ({f.name for f in fields(TrainConfig)} - set(RESUMABLE_CHANGES) | {f'lora.{f.name}' for f in fields(LoRAConfig)}
             | {'model_config', 'base_model', 'dataset'})
 
+def _useful_rank(c:LlamaConfig, lora:LoRAConfig) -> int:
+    "The largest LoRA rank that adds expressiveness to `lora`'s targets: the largest of their matrices' smaller sides."
+    sides = [min(p.shape(c)) for p in PROJECTIONS if lora.matches(p.path)]
+    return max(sides + ([min(c.hidden_size, c.vocab_size)] if not c.tie_word_embeddings and lora.matches('lm_head') else []))
+
 def validate(args):
     "Check a parsed command line, and the model, tokenizer, adapter and packages it names, before anything is loaded."
     check_settings(vars(args), '--')
@@ -720,6 +725,11 @@ def validate(args):
         if c.tie_word_embeddings and 'lm_head' in lora_targets(args.lora_target_modules):
             raise ValueError(f"--lora_target_modules lm_head: {model} ties its output head to the token embedding "
                              "(tie_word_embeddings), so it has no separate head to adapt; leave lm_head out")
+        lora = LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules))
+        if args.train_type != 'full' and args.lora_rank > (top := _useful_rank(c, lora)):
+            raise ValueError(f"--lora_rank {args.lora_rank} is above {top}, the largest rank an adapter of "
+                             f"{args.lora_target_modules} can have in {model}: its matrices' smaller sides are at most "
+                             f"{top}, so a larger rank adds memory and no expressiveness")
         check_tokenizer(model, c)
     elif args.command == 'export':
         model = Path(args.model) if args.model else real_model_dir(); check_model(model)
@@ -744,7 +754,13 @@ def demo_defaults(args):
 
 COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generate': cmd_generate, 'demo': cmd_demo}
 
-def _warning(message, category, *_a, **_k): print(f"felafax_lit: warning: {_first_line(message)}", file=sys.stderr)
+_DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+def _warning(message, category, filename='', *_a, **_k):
+    "Print a warning as one line; another library's deprecation notice only with FELAFAX_DEBUG set."
+    if (issubclass(category, _DEPRECATIONS) and f'{os.sep}felafax_lit{os.sep}' not in str(filename)
+        and not os.environ.get('FELAFAX_DEBUG')): return
+    print(f"felafax_lit: warning: {_first_line(message)}", file=sys.stderr)
 
 def _restart_with_hugepages():
     "Start this command again in a process whose malloc backs large blocks with huge pages, where that changes anything."

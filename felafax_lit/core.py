@@ -13,15 +13,15 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
            'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
-           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'BNB_HUB_KERNEL_LOGGER',
-           'BNB_HUB_KERNEL_NOTICE', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection',
-           'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
+           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES',
+           'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection', 'LoRAConfig',
+           'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
            'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
            'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
            'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header',
            'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity',
            'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf',
-           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_bnb_hub_kernel']
+           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -733,16 +733,19 @@ def real_tokenizer():
     return load_tokenizer(real_model_dir())
 
 # %% ../nbs/00_core.ipynb #f5423fd5
-BNB_HUB_KERNEL_LOGGER = 'bitsandbytes.backends.cpu.ops'   # where bitsandbytes logs the notice
-BNB_HUB_KERNEL_NOTICE = 'Failed to load CPU gemm_4bit_forward from kernels-community'
+QUIET_NOTICES = {   # logger -> beginning of the one message dropped from it
+    'bitsandbytes.backends.cpu.ops': 'Failed to load CPU gemm_4bit_forward from kernels-community',
+    'torchao': 'Skipping import of cpp extensions due to incompatible torch version'}
 
-class _DropHubKernelNotice(logging.Filter):
-    "Drops bitsandbytes' notice that its optional hub CPU kernel (package `kernels`) is absent; keeps the rest."
-    def filter(self, record): return not record.getMessage().startswith(BNB_HUB_KERNEL_NOTICE)
+class _DropNotice(logging.Filter):
+    "Drops the log records whose message begins with `notice`; keeps the rest."
+    def __init__(self, notice:str): super().__init__(); self.notice = notice
+    def filter(self, record): return not record.getMessage().startswith(self.notice)
 
-def quiet_bnb_hub_kernel():
-    "Drop `BNB_HUB_KERNEL_NOTICE` from bitsandbytes' log (before it is imported; once per process)."
-    log = logging.getLogger(BNB_HUB_KERNEL_LOGGER)
-    if not any(isinstance(f, _DropHubKernelNotice) for f in log.filters): log.addFilter(_DropHubKernelNotice())
+def quiet_notices():
+    "Drop each of `QUIET_NOTICES` from its logger (before that library is imported; once per process)."
+    for name, notice in QUIET_NOTICES.items():
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _DropNotice) for f in log.filters): log.addFilter(_DropNotice(notice))
 
-quiet_bnb_hub_kernel()
+quiet_notices()

@@ -335,6 +335,7 @@ def load_checkpoint(path, like:dict, shardings:dict|None=None) -> tuple:
 # %% ../nbs/08a_train_jax.ipynb #3dd2a122
 class Trainer(TrainerBase):
     "Fine-tune a Llama model (`train_type` full, lora or qlora) on a mesh; see `fit`."
+    backend = 'jax'
     def __init__(self, model, # an HF model directory (streamed onto the mesh), or a (LlamaConfig, params) pair
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, mesh:Mesh|None=None):
         self.lora_cfg, self.mesh = lora, mesh or default_mesh()

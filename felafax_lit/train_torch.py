@@ -259,6 +259,7 @@ def save_checkpoint(ckpt_dir, tensors:dict, meta:dict, keep:int=2) -> Path:
 # %% ../nbs/08b_train_torch.ipynb #bbae5e27
 class Trainer(TrainerBase):
     "Fine-tune a transformers Llama (full, lora, qlora or hqq_lora) in one process or in each process under torchrun."
+    backend = 'torch'
     def __init__(self, model_dir, # HF model directory
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, device=None):
         self.tc, self.model_dir = check_backend(tc, 'torch'), Path(model_dir)

@@ -136,7 +136,7 @@ def lr_at(tc:TrainConfig, total_steps:int, step:int) -> float:
 class TrainerBase:
     ("The fit loop, evaluation, metrics, checkpoints kept and resumed, divergence: "
      "what every backend's `Trainer` shares.")
-    rank, world, output_dir, lora_cfg = 0, 1, None, None
+    rank, world, output_dir, lora_cfg, backend = 0, 1, None, None, None
 
     @property
     def ckpt_dir(self) -> Path|None:
@@ -148,7 +148,7 @@ class TrainerBase:
     def _ckpt_meta(self, loader:Loader, step:int) -> dict:
         return {'step': step, 'loader': loader.state_dict(), 'train_config': asdict(self.tc),
                 'train_type': self.tc.train_type, 'lora': asdict(self.lora_cfg) if self.lora_cfg else None,
-                'model_config': self.config.to_hf(), 'world_size': self.world, 'run': self._run}
+                'model_config': self.config.to_hf(), 'world_size': self.world, 'run': self._run, 'backend': self.backend}
 
 # %% ../nbs/08_training.ipynb #0d0b4e89
 @patch
@@ -178,7 +178,11 @@ def _resume(self:TrainerBase, loader:Loader, allow=()) -> int:
     "Restore the newest readable checkpoint of this run and move the loader to its position; its step (0: none)."
     for ck in reversed(list_checkpoints(self.ckpt_dir)):
         try:
-            meta = read_meta(ck); check_resume(ck, meta.get('run'), self._run, allow); self._restore(ck, meta)
+            meta = read_meta(ck)
+            if (b := meta.get('backend') or self.backend) != self.backend:   # recorded since checkpoints name it
+                raise TrainError(f"cannot resume from {ck}: the {b} trainer wrote it, this is the {self.backend} "
+                                 f"trainer; resume it with the {b} trainer (--backend {b})")
+            check_resume(ck, meta.get('run'), self._run, allow); self._restore(ck, meta)
         except CheckpointUnreadable as e: self._say(f"resume: skipping {ck.name}, it cannot be read: {e}"); continue
         loader.load_state_dict(meta['loader']); self._say(f"resuming from {ck} (step {meta['step']})")
         return int(meta['step'])
