@@ -776,7 +776,8 @@ def main(argv:list|None=None) -> int:
             warnings.showwarning = _warning
             args = build_parser().parse_args(None if argv is None else [str(a) for a in argv])
             validate(demo_defaults(args)); COMMANDS[args.command](args); return 0
-    except KeyboardInterrupt: print("felafax_lit: interrupted", file=sys.stderr); return 130
+    except KeyboardInterrupt as e:
+        print(f"felafax_lit: interrupted{': ' + _first_line(e) if str(e) else ''}", file=sys.stderr); return 130
     except Exception as e:
         if os.environ.get('FELAFAX_DEBUG'): raise
         known = isinstance(e, (ValueError, OSError, KeyError))   # DataError, TrainError, UsageError are ValueErrors

@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_training.ipynb #59a81f7d
 from __future__ import annotations
-import json, math, os, platform, re, socket, subprocess, sys, time
+import contextlib, json, math, os, platform, re, signal, socket, subprocess, sys, threading, time
 from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -19,9 +19,9 @@ from .data import Loader, TokenDataset, build_rows
 
 # %% auto #0
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
-           'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainConfig', 'host_memory',
-           'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase', 'free_port',
-           'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
+           'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
+           'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase',
+           'StopRequest', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -32,6 +32,9 @@ TORCH_ONLY = ('use_cpu_offload', 'compile')   # TrainConfig fields only the PyTo
 
 class TrainingDiverged(TrainError):
     "The loss, the gradients or the updated weights stopped being finite."
+
+class TrainingInterrupted(KeyboardInterrupt):
+    "`fit` stopped on Ctrl-C or SIGTERM after a whole step, with that step's state saved where there is an `output_dir`."
 
 def _check(cond, msg):
     if not cond: raise TrainError(msg)
@@ -150,6 +153,26 @@ class TrainerBase:
                 'train_type': self.tc.train_type, 'lora': asdict(self.lora_cfg) if self.lora_cfg else None,
                 'model_config': self.config.to_hf(), 'world_size': self.world, 'run': self._run, 'backend': self.backend}
 
+# %% ../nbs/08_training.ipynb #5b0e7c1a
+class StopRequest:
+    ("While in a `with` block in the main thread: the first SIGINT (Ctrl-C) or SIGTERM only records a request to stop, "
+     "which the loop honours between steps; a second SIGINT stops at once. Signals the process ignores stay ignored.")
+    def __init__(self, say=print): self.signal, self._say, self._old = None, say, {}
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(s) is not signal.SIG_IGN: self._old[s] = signal.signal(s, self._on_signal)
+        return self
+    def _on_signal(self, signum, frame):
+        if self.signal is not None:
+            if signum == signal.SIGINT: raise KeyboardInterrupt
+            return
+        self.signal = signal.Signals(signum).name
+        self._say(f"\n{self.signal}: stopping after this step and saving it (Ctrl-C again stops at once, unsaved)")
+    def __exit__(self, *exc):
+        for s, h in self._old.items(): signal.signal(s, h)
+        self._old = {}
+
 # %% ../nbs/08_training.ipynb #0d0b4e89
 @patch
 def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False,
@@ -168,9 +191,23 @@ def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None,
     if not start: self._fresh()
     log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else os.devnull,
                      tc.log_to if self.rank == 0 else 'stdout', asdict(tc), append=resume and start > 0, after=start)
-    try: rows = self._loop(loader, eval_ds, start, total, until, progress and self.rank == 0, log)
+    stop = StopRequest(self._say)
+    try:
+        with stop if self.world == 1 else contextlib.nullcontext():
+            rows = self._loop(loader, eval_ds, start, total, until, progress and self.rank == 0, log, stop)
     finally: log.close()
-    self.history += rows; return rows
+    self.history += rows
+    if stop.signal: raise self._interrupted(stop.signal, rows, start, total)
+    return rows
+
+@patch
+def _interrupted(self:TrainerBase, sig:str, rows:list, start:int, total:int) -> TrainingInterrupted:
+    n = max([r['step'] for r in rows if 'loss' in r], default=start)
+    ck = list_checkpoints(self.ckpt_dir)[-1:] if self.output_dir else []
+    if ck and read_meta(ck[0]).get('step') == n: where = f"saved {ck[0]}; continue it with --resume (fit(resume=True))"
+    elif ck: where = f"step {n} was not saved; the newest checkpoint is {ck[0]}"
+    else: where = "nothing was saved (no output_dir)" if not self.output_dir else f"step {n} was not saved"
+    return TrainingInterrupted(f"{sig} after step {n} of {total}: {where}")
 
 # %% ../nbs/08_training.ipynb #a323fd01
 @patch
@@ -190,7 +227,7 @@ def _resume(self:TrainerBase, loader:Loader, allow=()) -> int:
 
 # %% ../nbs/08_training.ipynb #004e31ff
 @patch
-def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log) -> list:
+def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log, stop=None) -> list:
     tc, rows, it, t0 = self.tc, [], iter(loader), time.time()
     if eval_ds is not None and start == 0: rows.append(self._log_eval(eval_ds, 0, log, t0))
     lora = None if tc.train_type == 'full' else self.lora_cfg
@@ -211,12 +248,12 @@ def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log)
             if (k + 1) % tc.log_steps == 0 and self.rank == 0:
                 bar.write(f"step {k + 1}/{total} loss {row['loss']:.4f} lr {row['lr']:.2e} "
                           f"grad_norm {row['grad_norm']:.3f} {speed_text(row)}")
-            last = k + 1 == total or k + 1 == until
+            last, halt = k + 1 == total or k + 1 == until, stop is not None and stop.signal is not None
             if eval_ds is not None and (last or tc.eval_steps and (k + 1) % tc.eval_steps == 0):
                 rows.append(self._log_eval(eval_ds, k + 1, log, t0))
-            if self.output_dir and not collapsed.streak and (last or tc.save_steps and (k + 1) % tc.save_steps == 0):
+            if self.output_dir and not collapsed.streak and (last or halt or tc.save_steps and (k + 1) % tc.save_steps == 0):
                 self.save(loader)
-            if k + 1 == until: break
+            if k + 1 == until or halt: break
     return rows
 
 # %% ../nbs/08_training.ipynb #d534f497
