@@ -18,9 +18,9 @@ from .training import TrainConfig, hugepage_env
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
            'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs', 'cmd_train',
-           'cmd_export', 'read_prompts', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
-           'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate',
-           'demo_defaults', 'main']
+           'cmd_export', 'read_prompts', 'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score',
+           'plot_losses', 'cmd_demo', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter',
+           'check_adapter_base', 'validate', 'demo_defaults', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -132,7 +132,8 @@ def _run_args(p, output_dir='felafax_output', **d):
     a('--output_dir', default=output_dir,
       help="where checkpoints, metrics.csv, the adapter and the merged model go (default: %(default)s)")
     a('--save_steps', type=int, default=0,
-      help="checkpoint every this many steps; 0: only at the end (default: %(default)s)")
+      help="checkpoint every this many steps; 0: only at the end (a run stopped by Ctrl-C or SIGTERM also "
+           "checkpoints the step it stops after) (default: %(default)s)")
     a('--keep_checkpoints', type=int, default=2, help="how many recent checkpoints to keep (default: %(default)s)")
     a('--eval_steps', type=int, default=0,
       help="held-out loss every this many steps; 0: before and after only (default: %(default)s)")
@@ -491,6 +492,20 @@ def _torch_completions(args, tok, prompts):
         yield iter(out)
 
 # %% ../nbs/09_cli.ipynb #31805acb
+def prompt_labels(prompts:list, width:int=70) -> list:
+    ("What tells each of `prompts` apart, on one line of at most `width` characters: the lines all of them begin "
+     "or end with (a template's) dropped.")
+    pre = suf = 0
+    if len(prompts) > 1:
+        pre = prompts[0].rfind('\n', 0, len(os.path.commonprefix(prompts))) + 1     # back to a line's start
+        tail = os.path.commonprefix([p[pre:][::-1] for p in prompts])[::-1]
+        suf = len(tail) - tail.find('\n') if '\n' in tail else 0                 # from a line's end
+    out = []
+    for p in prompts:
+        s = ' '.join(p[pre:len(p) - suf].split()) or ' '.join(p.split())
+        out.append(s if len(s) <= width else s[:width - 1] + '…')
+    return out
+
 def cmd_generate(args) -> list:
     "`felafax_lit generate`: complete each prompt, printing the text as its tokens arrive; the completions."
     prompts = read_prompts(args); tok = tokenizer(Path(args.model) if args.model else real_model_dir())
@@ -500,8 +515,8 @@ def cmd_generate(args) -> list:
             print("note: a QLoRA adapter: the base is NF4-quantized as it loads, as in training "
                   "(--load_in_4bit false: dense)", file=sys.stderr)
     gens, texts = (_jax_completions if args.backend == 'jax' else _torch_completions)(args, tok, prompts), []
-    for i, (p, gen) in enumerate(zip(prompts, gens)):
-        if len(prompts) > 1: print(f"--- prompt {i + 1}/{len(prompts)}: {p[:70]!r}", file=sys.stderr, flush=True)
+    for i, (label, gen) in enumerate(zip(prompt_labels(prompts), gens)):
+        if len(prompts) > 1: print(f"--- prompt {i + 1}/{len(prompts)}: {label}", file=sys.stderr, flush=True)
         ids, shown = [], ''
         for t in gen:
             if t == tok.eos_token_id: break
