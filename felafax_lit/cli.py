@@ -10,10 +10,11 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
+from .core import list_checkpoints, read_meta
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
-from .training import TrainConfig, hugepage_env
+from .training import TrainConfig, TrainingInterrupted, hugepage_env
 
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
@@ -348,7 +349,13 @@ def _train_under_torchrun(args) -> dict:
               dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
               allow_changes=[s for s in args.allow_changes.split(',') if s], export=args.save_model,
               hf=hf_options(args))
-    launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
+    ckpts = Path(args.output_dir)/'checkpoints'; before = list_checkpoints(ckpts)[-1:]
+    try: launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
+    except TrainingInterrupted as e:   # the ranks stopped together after a step, saved there
+        ck = list_checkpoints(ckpts)[-1:]
+        if not ck or ck == before: raise
+        raise TrainingInterrupted(f"{e.signal} after step {read_meta(ck[0])['step']}: saved {ck[0]}; "
+                                  "continue it with --resume") from None
     out = Path(args.output_dir)
     paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")

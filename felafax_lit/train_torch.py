@@ -22,7 +22,7 @@ from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity, load_tokenizer
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
-from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch
+from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
 from .data import Loader, packed_attention_mask, load_datasets, trim_padding
 from .quant_torch import load_quantized, empty_model, _place, _finish
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
@@ -428,6 +428,17 @@ def save(self:Trainer, loader:Loader) -> Path:
                            self.tc.keep_checkpoints)
 
 @patch
+def _stop_request(self:Trainer) -> StopRequest:
+    "One process: as `TrainerBase`. Several (under `launch`, which passes signals on and forces a second Ctrl-C): quiet."
+    return StopRequest(self._say) if self.world == 1 else StopRequest(None, force=False)
+
+@patch
+def _agree_stop(self:Trainer, asked:bool) -> bool:
+    "Whether to stop after this step: with several processes, if any of them was asked to (one tiny all-reduce)."
+    if self.world == 1: return asked
+    t = torch.tensor([int(asked)], device=self.device); dist.all_reduce(t, op=dist.ReduceOp.MAX); return bool(t.item())
+
+@patch
 def _restore(self:Trainer, ck:Path, meta:dict):
     try: t = load_file(str(ck/'state.safetensors'))
     except Exception as e: raise CheckpointUnreadable(f"{ck/'state.safetensors'}: {e}") from None
@@ -613,7 +624,8 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
     if torch.cuda.is_available(): torch.cuda.set_device(default_device())
     try:
         runs = json.loads(Path(config).read_text())
-        res = [train(**kw).history for kw in (runs if isinstance(runs, list) else [runs])]
+        try: res = [train(**kw).history for kw in (runs if isinstance(runs, list) else [runs])]
+        except TrainingInterrupted: return   # stopped by `launch` after a saved step; launch says so
         if dist.get_rank() == 0 and out: Path(out).write_text(json.dumps({'world': dist.get_world_size(), 'runs': res}))
     finally: dist.destroy_process_group()
 

@@ -155,9 +155,13 @@ class TrainerBase:
 
 # %% ../nbs/08_training.ipynb #5b0e7c1a
 class StopRequest:
-    ("While in a `with` block in the main thread: the first SIGINT (Ctrl-C) or SIGTERM only records a request to stop, "
-     "which the loop honours between steps; a second SIGINT stops at once. Signals the process ignores stay ignored.")
-    def __init__(self, say=print): self.signal, self._say, self._old = None, say, {}
+    ("While in a `with` block in the main thread: the first SIGINT (Ctrl-C) or SIGTERM only records a request to stop "
+     "(and is passed to `relay`), which the loop honours between steps; with `force`, a second SIGINT stops at once "
+     "(`relay` gets SIGKILL). Signals the process ignores stay ignored.")
+    def __init__(self, say=print, # how the first signal is announced (None: silently)
+                 force:bool=True, # a second SIGINT raises KeyboardInterrupt (False: a launcher forces the stop)
+                 relay=None): # called with each signal's number: passes it on to other processes
+        self.signal, self._say, self.force, self.relay, self._old = None, say, force, relay, {}
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
             for s in (signal.SIGINT, signal.SIGTERM):
@@ -165,10 +169,14 @@ class StopRequest:
         return self
     def _on_signal(self, signum, frame):
         if self.signal is not None:
-            if signum == signal.SIGINT: raise KeyboardInterrupt
+            if signum == signal.SIGINT and self.force:
+                if self.relay: self.relay(signal.SIGKILL)
+                raise KeyboardInterrupt
             return
         self.signal = signal.Signals(signum).name
-        self._say(f"\n{self.signal}: stopping after this step and saving it (Ctrl-C again stops at once, unsaved)")
+        if self.relay: self.relay(signum)
+        if self._say: self._say(f"\n{self.signal}: stopping after this step and saving it"
+                                + (" (Ctrl-C again stops at once, unsaved)" if self.force else ""))
     def __exit__(self, *exc):
         for s, h in self._old.items(): signal.signal(s, h)
         self._old = {}
@@ -191,14 +199,24 @@ def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None,
     if not start: self._fresh()
     log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else os.devnull,
                      tc.log_to if self.rank == 0 else 'stdout', asdict(tc), append=resume and start > 0, after=start)
-    stop = StopRequest(self._say)
+    stop, self._halted = self._stop_request(), False
     try:
-        with stop if self.world == 1 else contextlib.nullcontext():
+        with stop or contextlib.nullcontext():
             rows = self._loop(loader, eval_ds, start, total, until, progress and self.rank == 0, log, stop)
     finally: log.close()
     self.history += rows
-    if stop.signal: raise self._interrupted(stop.signal, rows, start, total)
+    if self._halted: raise self._interrupted((stop and stop.signal) or 'a stop request', rows, start, total)
     return rows
+
+@patch
+def _stop_request(self:TrainerBase) -> StopRequest|None:
+    "What turns Ctrl-C and SIGTERM into a stop after a step: in one process a `StopRequest`; None with several."
+    return StopRequest(self._say) if self.world == 1 else None
+
+@patch
+def _agree_stop(self:TrainerBase, asked:bool) -> bool:
+    "Whether every process stops after this step, given whether this one was asked to (one process: its own answer)."
+    return asked
 
 @patch
 def _interrupted(self:TrainerBase, sig:str, rows:list, start:int, total:int) -> TrainingInterrupted:
@@ -248,12 +266,13 @@ def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log,
             if (k + 1) % tc.log_steps == 0 and self.rank == 0:
                 bar.write(f"step {k + 1}/{total} loss {row['loss']:.4f} lr {row['lr']:.2e} "
                           f"grad_norm {row['grad_norm']:.3f} {speed_text(row)}")
-            last, halt = k + 1 == total or k + 1 == until, stop is not None and stop.signal is not None
+            last, halt = k + 1 == total or k + 1 == until, self._agree_stop(stop is not None and stop.signal is not None)
             if eval_ds is not None and (last or tc.eval_steps and (k + 1) % tc.eval_steps == 0):
                 rows.append(self._log_eval(eval_ds, k + 1, log, t0))
             if self.output_dir and not collapsed.streak and (last or halt or tc.save_steps and (k + 1) % tc.save_steps == 0):
                 self.save(loader)
-            if k + 1 == until or halt: break
+            if halt: self._halted = True; break
+            if k + 1 == until: break
     return rows
 
 # %% ../nbs/08_training.ipynb #d534f497
@@ -307,6 +326,15 @@ def _env() -> dict:
     path = os.pathsep.join(p for p in [root, os.environ.get('PYTHONPATH')] if p)
     return hugepage_env({**os.environ, 'PYTHONPATH': path})
 
+def _children(pid:int) -> list:
+    "The ids of the processes whose parent is `pid` (read from /proc; none where there is no /proc)."
+    out = []
+    for d in Path('/proc').glob('[0-9]*'):
+        try: ppid = int((d/'stat').read_text().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError): continue
+        if ppid == pid: out.append(int(d.name))
+    return out
+
 def launch(args:list, # arguments for the module's or the script's `main`
            nproc:int=2, # processes
            module:str|None='felafax_lit.train_torch', # module run with `-m` (when no `script`)
@@ -318,11 +346,25 @@ def launch(args:list, # arguments for the module's or the script's `main`
     what = [str(script)] if script else ['-m', module]
     cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master_addr', '127.0.0.1',
            '--master_port', str(free_port()), *what, *map(str, args)]
+    pipe = None if stream else subprocess.PIPE   # torchrun in a session of its own: signals reach it only through here
+    p = subprocess.Popen(cmd, env={**_env(), 'OMP_NUM_THREADS': '1'}, stdout=pipe, stderr=pipe, text=True,
+                         start_new_session=True)
+    def relay(sig):   # to the ranks themselves (torchrun's agent, signalled, would shut them down with errors)
+        if sig == signal.SIGKILL: return os.killpg(p.pid, sig)
+        for c in _children(p.pid):
+            with contextlib.suppress(OSError): os.kill(c, sig)
+    stop = StopRequest(lambda m: print(f"{m.strip()}; passed on to the {nproc} processes", file=sys.stderr, flush=True),
+                       relay=relay)
     try:
-        r = subprocess.run(cmd, env={**_env(), 'OMP_NUM_THREADS': '1'}, capture_output=not stream, text=True,
-                           timeout=timeout)
+        with stop: out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL); p.communicate()
         raise TimeoutError(f"torchrun did not finish within {timeout} s: {' '.join(cmd)}") from None
+    except KeyboardInterrupt: p.communicate(); raise   # a second Ctrl-C: all of them killed
+    r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    if stop.signal:
+        e = TrainingInterrupted(f"{stop.signal} passed on to the {nproc} processes (torchrun exited with {r.returncode})")
+        e.signal = stop.signal; raise e
     if r.returncode and stream:
         raise RuntimeError(f"torchrun exited with {r.returncode} (the ranks' errors are printed above)")
     if r.returncode:
