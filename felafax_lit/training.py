@@ -335,6 +335,12 @@ def _children(pid:int) -> list:
         if ppid == pid: out.append(int(d.name))
     return out
 
+def _end_with_parent():
+    "In a child before it runs: have Linux send it SIGTERM when its parent dies (nothing elsewhere)."
+    import ctypes
+    try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError): pass
+
 def launch(args:list, # arguments for the module's or the script's `main`
            nproc:int=2, # processes
            module:str|None='felafax_lit.train_torch', # module run with `-m` (when no `script`)
@@ -348,7 +354,7 @@ def launch(args:list, # arguments for the module's or the script's `main`
            '--master_port', str(free_port()), *what, *map(str, args)]
     pipe = None if stream else subprocess.PIPE   # torchrun in a session of its own: signals reach it only through here
     p = subprocess.Popen(cmd, env={**_env(), 'OMP_NUM_THREADS': '1'}, stdout=pipe, stderr=pipe, text=True,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=_end_with_parent)   # a killed launcher stops the run
     def relay(sig):   # to the ranks themselves (torchrun's agent, signalled, would shut them down with errors)
         if sig == signal.SIGKILL: return os.killpg(p.pid, sig)
         for c in _children(p.pid):
