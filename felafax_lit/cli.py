@@ -10,11 +10,11 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
-from .core import list_checkpoints, read_meta
+from .core import list_checkpoints
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
-from .training import TrainConfig, TrainingInterrupted, hugepage_env
+from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupted_outside_steps
 
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
@@ -351,11 +351,9 @@ def _train_under_torchrun(args) -> dict:
               hf=hf_options(args))
     ckpts = Path(args.output_dir)/'checkpoints'; before = list_checkpoints(ckpts)[-1:]
     try: launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
-    except TrainingInterrupted as e:   # the ranks stopped together after a step, saved there
-        ck = list_checkpoints(ckpts)[-1:]
-        if not ck or ck == before: raise
-        raise TrainingInterrupted(f"{e.signal} after step {read_meta(ck[0])['step']}: saved {ck[0]}; "
-                                  "continue it with --resume") from None
+    except TrainingInterrupted as e:   # after a step the ranks say what they saved; outside the steps, we do
+        if e.step is None: raise interrupted_outside_steps(e.signal, ckpts, before) from None
+        raise
     out = Path(args.output_dir)
     paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")
@@ -364,9 +362,15 @@ def _train_under_torchrun(args) -> dict:
 def cmd_train(args) -> dict:
     "`felafax_lit train`: fine-tune, then save the adapter and the merged model."
     if args.backend == 'torch' and args.nproc > 1: return _train_under_torchrun(args)
-    tr, tok, train, held, _ = make_trainer(args)
-    hist = tr.fit(train, held, resume=args.resume, allow_changes=tuple(s for s in args.allow_changes.split(',') if s))
-    paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
+    ckpts = Path(args.output_dir)/'checkpoints'; before, training = list_checkpoints(ckpts)[-1:], False
+    try:
+        tr, tok, train, held, _ = make_trainer(args); training = True
+        hist = tr.fit(train, held, resume=args.resume, allow_changes=tuple(s for s in args.allow_changes.split(',') if s))
+        training = False
+        paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
+    except KeyboardInterrupt:   # in `fit`, it says what it saved; before or after it, say what there is
+        if training: raise
+        raise interrupted_outside_steps('SIGINT', ckpts, before) from None
     for k, v in paths.items(): print(f"{k}: {v}")
     return {'history': hist, **paths}
 

@@ -616,7 +616,8 @@ def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_
 # %% ../nbs/08b_train_torch.ipynb #34ddeb4d
 @call_parse
 def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as dicts), or a list of them
-         out:str=None, # rank 0 writes {'world': n, 'runs': [metric rows of each run]} here as JSON
+         out:str=None, # rank 0 writes {'world': n, 'runs': [metric rows of each run]} here as JSON (stopped by a
+                       # signal after a step: {'interrupted': message, 'signal': name, 'step': n})
          timeout:float=120, # seconds a collective may wait for the other ranks
         ):
     "torchrun worker: join the process group and run `train` with the settings in `config`."
@@ -625,7 +626,10 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
     try:
         runs = json.loads(Path(config).read_text())
         try: res = [train(**kw).history for kw in (runs if isinstance(runs, list) else [runs])]
-        except TrainingInterrupted: return   # stopped by `launch` after a saved step; launch says so
+        except TrainingInterrupted as e:   # stopped by `launch` after a saved step: it says so, with this message
+            if dist.get_rank() == 0 and out:
+                Path(out).write_text(json.dumps({'interrupted': str(e), 'signal': e.signal, 'step': e.step}))
+            return
         if dist.get_rank() == 0 and out: Path(out).write_text(json.dumps({'world': dist.get_world_size(), 'runs': res}))
     finally: dist.destroy_process_group()
 
@@ -635,9 +639,14 @@ def _jsonable(v): return asdict(v) if hasattr(v, '__dataclass_fields__') else st
 def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
                  nproc:int=2, timeout:float=600, out=None, stream:bool=False,
                  script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
-    "Run `train(**runs)` in `nproc` local processes under torchrun; raise if any process fails or it times out."
+    ("Run `train(**runs)` in `nproc` local processes under torchrun; raise if any process fails or it times out, "
+     "`TrainingInterrupted` if a signal stopped it (saying, as in one process, which step it saved).")
     runs = [{k: _jsonable(v) for k, v in r.items()} for r in (runs if isinstance(runs, list) else [runs])]
     with tempfile.TemporaryDirectory() as d:
-        f = Path(d)/'settings.json'; f.write_text(json.dumps(runs))
-        return launch([f, *(['--out', out] if out else []), *args], nproc, module='felafax_lit.train_torch',
-                      script=script, timeout=timeout, stream=stream)
+        f, res = Path(d)/'settings.json', Path(out or Path(d)/'out.json'); f.write_text(json.dumps(runs)); res.unlink(missing_ok=True)
+        try: return launch([f, '--out', res, *args], nproc, module='felafax_lit.train_torch', script=script,
+                           timeout=timeout, stream=stream)
+        except TrainingInterrupted as e:
+            said = json.loads(res.read_text()) if res.exists() else {}
+            if 'interrupted' not in said: raise   # stopped outside the steps, or by another worker script
+            raise TrainingInterrupted(said['interrupted'], e.signal, said['step']) from None

@@ -21,7 +21,7 @@ from .data import Loader, TokenDataset, build_rows
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
            'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
            'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase',
-           'StopRequest', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
+           'StopRequest', 'interrupted_outside_steps', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -34,7 +34,10 @@ class TrainingDiverged(TrainError):
     "The loss, the gradients or the updated weights stopped being finite."
 
 class TrainingInterrupted(KeyboardInterrupt):
-    "`fit` stopped on Ctrl-C or SIGTERM after a whole step, with that step's state saved where there is an `output_dir`."
+    ("A run stopped by Ctrl-C or SIGTERM, its message saying what was saved; from `fit`: after a whole step (`step`), "
+     "with that step's state saved where there is an `output_dir`.")
+    def __init__(self, message:str, signal:str|None=None, step:int|None=None):
+        super().__init__(message); self.signal, self.step = signal, step
 
 def _check(cond, msg):
     if not cond: raise TrainError(msg)
@@ -181,6 +184,17 @@ class StopRequest:
         for s, h in self._old.items(): signal.signal(s, h)
         self._old = {}
 
+# %% ../nbs/08_training.ipynb #4b665076
+def interrupted_outside_steps(sig:str, ckpt_dir, before:list) -> TrainingInterrupted:
+    ("What a run stopped by `sig` outside `fit`'s steps says, from `ckpt_dir`'s checkpoints now and `before` it began: "
+     "it was exporting (training had ended and saved its last step) or had not finished its first step.")
+    ck = list_checkpoints(ckpt_dir)[-1:]
+    if ck and ck != before[-1:]:
+        return TrainingInterrupted(f"{sig} while exporting: training had ended, its last step ({read_meta(ck[0])['step']}) "
+                                   f"is saved in {ck[0]}; the same command with --resume writes the exports", sig)
+    return TrainingInterrupted(f"{sig} before a step of this run ended: nothing was saved"
+                               + (f"; the newest checkpoint is still {ck[0]}" if ck else ""), sig)
+
 # %% ../nbs/08_training.ipynb #0d0b4e89
 @patch
 def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False,
@@ -225,7 +239,7 @@ def _interrupted(self:TrainerBase, sig:str, rows:list, start:int, total:int) -> 
     if ck and read_meta(ck[0]).get('step') == n: where = f"saved {ck[0]}; continue it with --resume (fit(resume=True))"
     elif ck: where = f"step {n} was not saved; the newest checkpoint is {ck[0]}"
     else: where = "nothing was saved (no output_dir)" if not self.output_dir else f"step {n} was not saved"
-    return TrainingInterrupted(f"{sig} after step {n} of {total}: {where}")
+    return TrainingInterrupted(f"{sig} after step {n} of {total}: {where}", sig, n)
 
 # %% ../nbs/08_training.ipynb #a323fd01
 @patch
@@ -341,6 +355,14 @@ def _end_with_parent():
     try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
     except (OSError, AttributeError): pass
 
+# Each rank starts here: until `fit` takes Ctrl-C and SIGTERM over (to stop after a saved step), they end it at once and
+# quietly (exit status 0, so torchrun reports no failure); `launch`, which passed them on, says what was saved.
+_RANK = ("import os, runpy, signal, sys\n"
+         "for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, lambda *_: os._exit(0))\n"
+         "what = sys.argv.pop(1); sys.argv[0] = what\n"
+         "if what.startswith('-m'): runpy.run_module(what[2:], run_name='__main__', alter_sys=True)\n"
+         "else: sys.path[0] = os.path.dirname(os.path.abspath(what)); runpy.run_path(what, run_name='__main__')")
+
 def launch(args:list, # arguments for the module's or the script's `main`
            nproc:int=2, # processes
            module:str|None='felafax_lit.train_torch', # module run with `-m` (when no `script`)
@@ -348,10 +370,11 @@ def launch(args:list, # arguments for the module's or the script's `main`
            timeout:float=300, # seconds before the whole run is killed
            stream:bool=False, # let the ranks print to this terminal (progress bars) instead of capturing their output
           ) -> subprocess.CompletedProcess:
-    "Run `python -m torch.distributed.run --nproc_per_node nproc (-m module | script) *args`; raise if it fails."
-    what = [str(script)] if script else ['-m', module]
+    ("Run `module` (or `script`) with `args` in `nproc` processes under `python -m torch.distributed.run`; raise if it "
+     "fails, `TrainingInterrupted` if Ctrl-C or SIGTERM stopped it.")
+    what = str(script) if script else f'-m{module}'
     cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master_addr', '127.0.0.1',
-           '--master_port', str(free_port()), *what, *map(str, args)]
+           '--master_port', str(free_port()), '--no-python', sys.executable, '-u', '-c', _RANK, what, *map(str, args)]
     pipe = None if stream else subprocess.PIPE   # torchrun in a session of its own: signals reach it only through here
     p = subprocess.Popen(cmd, env={**_env(), 'OMP_NUM_THREADS': '1'}, stdout=pipe, stderr=pipe, text=True,
                          start_new_session=True, preexec_fn=_end_with_parent)   # a killed launcher stops the run
@@ -369,8 +392,8 @@ def launch(args:list, # arguments for the module's or the script's `main`
     except KeyboardInterrupt: p.communicate(); raise   # a second Ctrl-C: all of them killed
     r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     if stop.signal:
-        e = TrainingInterrupted(f"{stop.signal} passed on to the {nproc} processes (torchrun exited with {r.returncode})")
-        e.signal = stop.signal; raise e
+        raise TrainingInterrupted(f"{stop.signal} passed on to the {nproc} processes (torchrun exited with "
+                                  f"{r.returncode})", stop.signal)
     if r.returncode and stream:
         raise RuntimeError(f"torchrun exited with {r.returncode} (the ranks' errors are printed above)")
     if r.returncode:
