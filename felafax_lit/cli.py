@@ -10,7 +10,7 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
-from .core import list_checkpoints
+from .core import list_checkpoints, read_metrics
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
@@ -18,10 +18,10 @@ from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupte
 
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
-           'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs', 'cmd_train',
-           'cmd_export', 'read_prompts', 'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score',
-           'plot_losses', 'cmd_demo', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter',
-           'check_adapter_base', 'validate', 'demo_defaults', 'main']
+           'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
+           'allowed_changes', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_labels', 'cmd_generate', 'cmd_plan',
+           'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model', 'tokenizer', 'check_tokenizer',
+           'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -339,6 +339,10 @@ def save_outputs(tr, args, model_dir) -> dict:
     paths['merged'] = tr.save_merged(out/'merged', copy_files_from=model_dir)
     return paths
 
+def allowed_changes(args) -> tuple:
+    "The run fields `--allow_changes` names."
+    return tuple(s.strip() for s in args.allow_changes.split(',') if s.strip())
+
 def _train_under_torchrun(args) -> dict:
     "`felafax_lit train --backend torch --nproc N`: `train_torch.train` in N processes under torchrun (FSDP2)."
     from felafax_lit.train_torch import launch_train
@@ -347,7 +351,7 @@ def _train_under_torchrun(args) -> dict:
     kw = dict(model_dir=model, dataset=args.dataset, output_dir=args.output_dir, tc=train_config(args),
               lora=lora_config(args), dataset_format=args.dataset_format, eval_size=args.eval_size,
               dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
-              allow_changes=[s for s in args.allow_changes.split(',') if s], export=args.save_model,
+              allow_changes=allowed_changes(args), export=args.save_model,
               hf=hf_options(args))
     ckpts = Path(args.output_dir)/'checkpoints'; before = list_checkpoints(ckpts)[-1:]
     try: launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
@@ -365,7 +369,7 @@ def cmd_train(args) -> dict:
     ckpts = Path(args.output_dir)/'checkpoints'; before, training = list_checkpoints(ckpts)[-1:], False
     try:
         tr, tok, train, held, _ = make_trainer(args); training = True
-        hist = tr.fit(train, held, resume=args.resume, allow_changes=tuple(s for s in args.allow_changes.split(',') if s))
+        hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args))
         training = False
         paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
     except KeyboardInterrupt:   # in `fit`, it says what it saved; before or after it, say what there is
@@ -629,23 +633,26 @@ def cmd_demo(args) -> dict:
           f"{len(rows)} held out")
     t1 = time.time(); before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens)
     print(f"exact match before: {before:.3f}")
-    t2 = time.time(); hist = tr.fit(train, held); ev = [r['eval_loss'] for r in hist if 'eval_loss' in r]
+    t2 = time.time(); hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args))
+    out = Path(args.output_dir)
+    run = read_metrics(out/'metrics.csv') if args.resume else hist   # resumed: also the rows logged before
+    ev = [r['eval_loss'] for r in run if 'eval_loss' in r]
     t3 = time.time(); after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
-    t4 = time.time(); out = Path(args.output_dir)
+    t4 = time.time()
     paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir())
-    # seconds from the start of fit to the first step's end
-    first = next((r['elapsed_s'] for r in hist if 'loss' in r), 0.0)
+    # seconds from the start of fit to the first step's end (None: a resumed run that had no step left)
+    first = next((r['elapsed_s'] for r in hist if 'loss' in r), None)
     # the held-out loss passes: each one's row comes that long after the row before it (fit logs every step)
     ev_s = sum(r['elapsed_s'] - (p['elapsed_s'] if p else 0.0) for p, r in zip([None] + hist[:-1], hist)
                if 'eval_loss' in r)
-    t.update(generate=(t2 - t1) + (t4 - t3), first_step_done_at=t2 - t0 + first, train=t3 - t2 - ev_s,
-             evaluate=ev_s, exports=time.time() - t4)
-    paths['loss_curve'] = plot_losses(hist, out/'loss.png')
+    t.update(generate=(t2 - t1) + (t4 - t3), first_step_done_at=None if first is None else t2 - t0 + first,
+             train=t3 - t2 - ev_s, evaluate=ev_s, exports=time.time() - t4)
+    paths['loss_curve'] = plot_losses(run, out/'loss.png')
     paths['metrics'] = out/'metrics.csv'; paths['prompts'] = out/'held_out.jsonl'
     paths['prompts'].write_text(''.join(json.dumps({'instruction': r['instruction'], 'input': r['input']}) + '\n'
                                         for r in rows[:4]))
     res = dict(exact_match_before=before, exact_match_after=after, eval_loss_before=ev[0], eval_loss_after=ev[-1],
-               train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in hist if 'tokens_per_s' in r][1:] or [0])),
+               train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in run if 'tokens_per_s' in r][1:] or [0])),
                wall_s=time.time() - t0, seconds=t)
     (out/'demo_results.json').write_text(
         json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
@@ -660,9 +667,9 @@ def _report(res, paths, rows, preds, precision='fp32', backend='jax'):
     for r, p in list(zip(rows, preds))[:3]: print(f"  {r['input']!r} -> {p!r} (want {r['output']!r})")
     print(f"train step: {res['train_tokens_per_s']:.0f} tokens/s (median); wall time {res['wall_s']:.0f} s")
     t = res['seconds']
-    print(f"  loading {t['load']:.0f} s, first optimizer step done at {t['first_step_done_at']:.0f} s, training "
-          f"{t['train']:.0f} s, held-out losses {t['evaluate']:.0f} s, generation {t['generate']:.0f} s, "
-          f"exports {t['exports']:.0f} s")
+    first = '' if t['first_step_done_at'] is None else f"first optimizer step done at {t['first_step_done_at']:.0f} s, "
+    print(f"  loading {t['load']:.0f} s, {first}training {t['train']:.0f} s, held-out losses {t['evaluate']:.0f} s, "
+          f"generation {t['generate']:.0f} s, exports {t['exports']:.0f} s")
     for k, v in paths.items(): print(f"{k}: {v}")
     # the command decodes as the demo scored its answers: with the trainer's backend and compute dtype
     print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} "
@@ -737,8 +744,8 @@ def validate(args):
         lora_targets(args.lora_target_modules); check_backend(args)
         check_dataset_options(args.dataset, args.dataset_split, args.dataset_config, parse_columns(args.dataset_columns))
         if args.allow_changes and not args.resume: raise ValueError("--allow_changes has an effect only with --resume")
-        if bad := [s for s in args.allow_changes.split(',') if s.strip() and s.strip() not in _run_fields()]:
-            raise ValueError(f"--allow_changes: {bad[0].strip()!r} is not a field of a run; the fields are "
+        if bad := [s for s in allowed_changes(args) if s not in _run_fields()]:
+            raise ValueError(f"--allow_changes: {bad[0]!r} is not a field of a run; the fields are "
                              f"{', '.join(sorted(_run_fields()))}")
         if (pkg := _LOG_PACKAGES.get(args.log_to)) and importlib.util.find_spec(pkg) is None:
             raise ValueError(f"--log_to {args.log_to} needs the {pkg} package: pip install {pkg}")

@@ -17,11 +17,11 @@ __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_N
            'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection', 'LoRAConfig',
            'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
            'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
-           'MetricsLog', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
-           'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header',
-           'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity',
-           'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf',
-           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
+           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint',
+           'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map',
+           'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
+           'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
+           'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -402,6 +402,12 @@ class MetricsLog:
     def close(self):
         self.f.close()
         if self.sink: self.sink[1].close() if self.sink[0] == 'tb' else self.sink[1].finish()
+
+def read_metrics(path) -> list:
+    "The rows of a `metrics.csv` as `MetricsLog` logged them: `step` an int, the other fields floats, empty ones left out."
+    with open(path, newline='') as f:
+        return [{k: int(v) if k == 'step' else float(v) for k, v in r.items() if k in CSV_FIELDS and v}
+                for r in csv.DictReader(f) if r.get('step')]
 
 def copy_hf_extras(src, dest):
     "Copy tokenizer, chat template and generation config files of an HF directory."
