@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_cli.ipynb #6886cf41
 from __future__ import annotations
-import argparse, functools, importlib.util, json, os, re, shlex, sys, time, warnings
+import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, threading, time, warnings
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
@@ -21,7 +21,7 @@ __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets'
            'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
            'allowed_changes', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_labels', 'cmd_generate', 'cmd_plan',
            'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model', 'tokenizer', 'check_tokenizer',
-           'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults', 'main']
+           'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults', 'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -366,15 +366,14 @@ def _train_under_torchrun(args) -> dict:
 def cmd_train(args) -> dict:
     "`felafax_lit train`: fine-tune, then save the adapter and the merged model."
     if args.backend == 'torch' and args.nproc > 1: return _train_under_torchrun(args)
-    ckpts = Path(args.output_dir)/'checkpoints'; before, training = list_checkpoints(ckpts)[-1:], False
+    ckpts = Path(args.output_dir)/'checkpoints'; before, phase = list_checkpoints(ckpts)[-1:], 'load'
     try:
-        tr, tok, train, held, _ = make_trainer(args); training = True
-        hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args))
-        training = False
+        tr, tok, train, held, _ = make_trainer(args); phase = 'train'
+        hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args)); phase = 'export'
         paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
-    except KeyboardInterrupt:   # in `fit`, it says what it saved; before or after it, say what there is
-        if training: raise
-        raise interrupted_outside_steps('SIGINT', ckpts, before) from None
+    except KeyboardInterrupt as e:   # in `fit`, it says what it saved; before or after it, say what there is
+        if phase == 'train': raise
+        raise interrupted_outside_steps(getattr(e, 'signal', None) or 'SIGINT', ckpts, before, phase == 'export') from None
     for k, v in paths.items(): print(f"{k}: {v}")
     return {'history': hist, **paths}
 
@@ -801,11 +800,23 @@ def _restart_with_hugepages():
     if not sys.orig_argv or env.get('GLIBC_TUNABLES') == os.environ.get('GLIBC_TUNABLES'): return
     sys.stdout.flush(); sys.stderr.flush(); os.execve(sys.executable, sys.orig_argv, env)
 
+@contextlib.contextmanager
+def sigterm_interrupts():
+    ("While in the block (in the main thread, where SIGTERM is not ignored): SIGTERM, as a scheduler sends, raises "
+     "`TrainingInterrupted` as Ctrl-C raises KeyboardInterrupt, so that a command stopped outside `fit`'s steps says what "
+     "there is (inside them, `fit` takes both over and stops after the step under way).")
+    def stop(signum, frame): raise TrainingInterrupted('SIGTERM', 'SIGTERM')
+    take = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+    old = signal.signal(signal.SIGTERM, stop) if take else None
+    try: yield
+    finally:
+        if take: signal.signal(signal.SIGTERM, signal.SIG_DFL if old is None else old)
+
 def main(argv:list|None=None) -> int:
     "Entry point of the `felafax_lit` console script (which, as such, first restarts with huge pages); the exit status."
     if argv is None: _restart_with_hugepages()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), sigterm_interrupts():
             warnings.showwarning = _warning
             args = build_parser().parse_args(None if argv is None else [str(a) for a in argv])
             validate(demo_defaults(args)); COMMANDS[args.command](args); return 0

@@ -185,11 +185,13 @@ class StopRequest:
         self._old = {}
 
 # %% ../nbs/08_training.ipynb #4b665076
-def interrupted_outside_steps(sig:str, ckpt_dir, before:list) -> TrainingInterrupted:
-    ("What a run stopped by `sig` outside `fit`'s steps says, from `ckpt_dir`'s checkpoints now and `before` it began: "
-     "it was exporting (training had ended and saved its last step) or had not finished its first step.")
+def interrupted_outside_steps(sig:str, ckpt_dir, before:list, # the newest checkpoint before the command began
+                              exporting:bool|None=None, # writing the exports after training; None: inferred
+                             ) -> TrainingInterrupted:
+    ("What a run stopped by `sig` outside `fit`'s steps says: while exporting, where training saved its last step; "
+     "else that nothing was saved. Without `exporting`, a checkpoint newer than `before` means it was exporting.")
     ck = list_checkpoints(ckpt_dir)[-1:]
-    if ck and ck != before[-1:]:
+    if ck and (exporting or exporting is None and ck != before[-1:]):
         return TrainingInterrupted(f"{sig} while exporting: training had ended, its last step ({read_meta(ck[0])['step']}) "
                                    f"is saved in {ck[0]}; the same command with --resume writes the exports", sig)
     return TrainingInterrupted(f"{sig} before a step of this run ended: nothing was saved"
