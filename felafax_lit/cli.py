@@ -638,7 +638,7 @@ def cmd_demo(args) -> dict:
     ev = [r['eval_loss'] for r in run if 'eval_loss' in r]
     t3 = time.time(); after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
     t4 = time.time()
-    paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir())
+    paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
     # seconds from the start of fit to the first step's end (None: a resumed run that had no step left)
     first = next((r['elapsed_s'] for r in hist if 'loss' in r), None)
     # the held-out loss passes: each one's row comes that long after the row before it (fit logs every step)
@@ -670,6 +670,7 @@ def _report(res, paths, rows, preds, precision='fp32', backend='jax'):
     print(f"  loading {t['load']:.0f} s, {first}training {t['train']:.0f} s, held-out losses {t['evaluate']:.0f} s, "
           f"generation {t['generate']:.0f} s, exports {t['exports']:.0f} s")
     for k, v in paths.items(): print(f"{k}: {v}")
+    if 'merged' not in paths: return print("nothing exported (--save_model false)")
     # the command decodes as the demo scored its answers: with the trainer's backend and compute dtype
     print(f"try it: felafax_lit generate --model {shlex.quote(str(paths['merged']))} "
           f"--prompts {shlex.quote(str(paths['prompts']))}" + (f" --backend {backend}" * (backend != 'jax'))
