@@ -528,6 +528,9 @@ def cmd_generate(args) -> list:
         if args.load_in_4bit:
             print("note: a QLoRA adapter: the base is NF4-quantized as it loads, as in training "
                   "(--load_in_4bit false: dense)", file=sys.stderr)
+    if args.temperature == 0 and args.top_p < 1:
+        print(f"note: --top_p {args.top_p} applies to sampling (--temperature above 0); greedy decoding ignores it",
+              file=sys.stderr)
     gens, texts = (_jax_completions if args.backend == 'jax' else _torch_completions)(args, tok, prompts), []
     for i, (label, gen) in enumerate(zip(prompt_labels(prompts), gens)):
         if len(prompts) > 1: print(f"--- prompt {i + 1}/{len(prompts)}: {label}", file=sys.stderr, flush=True)
