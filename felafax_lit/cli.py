@@ -10,7 +10,7 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
-from .core import list_checkpoints, read_metrics
+from .core import list_checkpoints, read_metrics, output_lock
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
@@ -823,7 +823,10 @@ def main(argv:list|None=None) -> int:
         with warnings.catch_warnings(), sigterm_interrupts():
             warnings.showwarning = _warning
             args = build_parser().parse_args(None if argv is None else [str(a) for a in argv])
-            validate(demo_defaults(args)); COMMANDS[args.command](args); return 0
+            validate(demo_defaults(args))
+            with output_lock(args.output_dir) if args.command in ('train', 'demo') else contextlib.nullcontext():
+                COMMANDS[args.command](args)   # one command at a time trains into a directory
+            return 0
     except KeyboardInterrupt as e:
         print(f"felafax_lit: interrupted{': ' + _first_line(e) if str(e) else ''}", file=sys.stderr); return 130
     except Exception as e:

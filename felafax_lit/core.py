@@ -12,14 +12,14 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
-           'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
+           'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS', 'LOCK_FILE',
            'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES',
            'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection', 'LoRAConfig',
            'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
            'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
-           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'check_replaceable', 'atomic_dir', 'write_checkpoint',
-           'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map',
-           'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
+           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'check_replaceable', 'atomic_dir',
+           'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error',
+           'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
            'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
            'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
 
@@ -415,6 +415,31 @@ def copy_hf_extras(src, dest):
         if f.is_file() and (f.name.startswith(('tokenizer', 'special_tokens', 'generation_config', 'chat_template'))
                             or f.suffix in ('.model', '.tiktoken')):
             shutil.copy2(f, Path(dest)/f.name)
+
+# %% ../nbs/00_core.ipynb #81bbfda7
+try: import fcntl
+except ImportError: fcntl = None   # no advisory locks here (Windows): nothing is checked
+
+LOCK_FILE = '.felafax_lock'
+
+@contextmanager
+def output_lock(path):
+    ("While in the block, this process alone writes run directory `path` (created if needed): an exclusive `flock` on "
+     "`path/.felafax_lock`, which holds its pid and is removed at the end. Raise `TrainError` naming the holder's pid "
+     "if another process has it; where the file system has no locks, nothing is checked.")
+    f = writable_dir(path)/LOCK_FILE; fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644); held = False
+    try:
+        try: fcntl and fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); held = fcntl is not None
+        except BlockingIOError:
+            pid = os.read(fd, 32).decode(errors='replace').strip() or 'unknown'
+            raise TrainError(f"{path} is in use by another felafax_lit command (pid {pid}): wait for it to end, or "
+                             "choose another --output_dir") from None
+        except OSError: pass   # a file system without locks
+        if held: os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield Path(path)
+    finally:
+        if held: f.unlink(missing_ok=True)
+        os.close(fd)
 
 # %% ../nbs/00_core.ipynb #5410d582
 def _fsync_tree(d:Path):
