@@ -801,5 +801,6 @@ d = { 'settings': { 'branch': 'main',
                                       'felafax_lit.training.lr_at': ('training.html#lr_at', 'felafax_lit/training.py'),
                                       'felafax_lit.training.lr_schedule': ('training.html#lr_schedule', 'felafax_lit/training.py'),
                                       'felafax_lit.training.run_fresh': ('training.html#run_fresh', 'felafax_lit/training.py'),
+                                      'felafax_lit.training.signal_handlers': ('training.html#signal_handlers', 'felafax_lit/training.py'),
                                       'felafax_lit.training.thp_mode': ('training.html#thp_mode', 'felafax_lit/training.py'),
                                       'felafax_lit.training.warmup_steps': ('training.html#warmup_steps', 'felafax_lit/training.py')}}}

@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_cli.ipynb #6886cf41
 from __future__ import annotations
-import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, threading, time, warnings
+import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, time, warnings
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
@@ -14,7 +14,7 @@ from .core import list_checkpoints, read_metrics, output_lock
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
-from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupted_outside_steps
+from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupted_outside_steps, signal_handlers
 
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
@@ -804,17 +804,12 @@ def _restart_with_hugepages():
     if not sys.orig_argv or env.get('GLIBC_TUNABLES') == os.environ.get('GLIBC_TUNABLES'): return
     sys.stdout.flush(); sys.stderr.flush(); os.execve(sys.executable, sys.orig_argv, env)
 
-@contextlib.contextmanager
 def sigterm_interrupts():
     ("While in the block (in the main thread, where SIGTERM is not ignored): SIGTERM, as a scheduler sends, raises "
      "`TrainingInterrupted` as Ctrl-C raises KeyboardInterrupt, so that a command stopped outside `fit`'s steps says what "
      "there is (inside them, `fit` takes both over and stops after the step under way).")
     def stop(signum, frame): raise TrainingInterrupted('SIGTERM', 'SIGTERM')
-    take = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
-    old = signal.signal(signal.SIGTERM, stop) if take else None
-    try: yield
-    finally:
-        if take: signal.signal(signal.SIGTERM, signal.SIG_DFL if old is None else old)
+    return signal_handlers(stop, (signal.SIGTERM,))
 
 def main(argv:list|None=None) -> int:
     "Entry point of the `felafax_lit` console script (which, as such, first restarts with huge pages); the exit status."

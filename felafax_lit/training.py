@@ -21,7 +21,8 @@ from .data import Loader, TokenDataset, build_rows
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
            'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
            'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase',
-           'StopRequest', 'interrupted_outside_steps', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
+           'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'free_port', 'thp_mode', 'hugepage_env',
+           'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -157,6 +158,18 @@ class TrainerBase:
                 'model_config': self.config.to_hf(), 'world_size': self.world, 'run': self._run, 'backend': self.backend}
 
 # %% ../nbs/08_training.ipynb #5b0e7c1a
+@contextlib.contextmanager
+def signal_handlers(handler, signals=(signal.SIGINT, signal.SIGTERM)):
+    ("While in the block, in the main thread: `handler` for each of `signals` the process does not ignore (those stay "
+     "ignored); the previous handlers put back after. In another thread nothing changes.")
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in signals:
+            if signal.getsignal(s) is not signal.SIG_IGN: old[s] = signal.signal(s, handler)
+    try: yield
+    finally:
+        for s, h in old.items(): signal.signal(s, signal.SIG_DFL if h is None else h)   # None: set outside Python
+
 class StopRequest:
     ("While in a `with` block in the main thread: the first SIGINT (Ctrl-C) or SIGTERM only records a request to stop "
      "(and is passed to `relay`), which the loop honours between steps; with `force`, a second SIGINT stops at once "
@@ -164,12 +177,9 @@ class StopRequest:
     def __init__(self, say=print, # how the first signal is announced (None: silently)
                  force:bool=True, # a second SIGINT raises KeyboardInterrupt (False: a launcher forces the stop)
                  relay=None): # called with each signal's number: passes it on to other processes
-        self.signal, self._say, self.force, self.relay, self._old = None, say, force, relay, {}
+        self.signal, self._say, self.force, self.relay = None, say, force, relay
     def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for s in (signal.SIGINT, signal.SIGTERM):
-                if signal.getsignal(s) is not signal.SIG_IGN: self._old[s] = signal.signal(s, self._on_signal)
-        return self
+        self._handlers = signal_handlers(self._on_signal); self._handlers.__enter__(); return self
     def _on_signal(self, signum, frame):
         if self.signal is not None:
             if signum == signal.SIGINT and self.force:
@@ -180,9 +190,7 @@ class StopRequest:
         if self.relay: self.relay(signum)
         if self._say: self._say(f"\n{self.signal}: stopping after this step and saving it"
                                 + (" (Ctrl-C again stops at once, unsaved)" if self.force else ""))
-    def __exit__(self, *exc):
-        for s, h in self._old.items(): signal.signal(s, h)
-        self._old = {}
+    def __exit__(self, *exc): self._handlers.__exit__(*exc)
 
 # %% ../nbs/08_training.ipynb #4b665076
 def interrupted_outside_steps(sig:str, ckpt_dir, before:list, # the newest checkpoint before the command began
