@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_cli.ipynb #6886cf41
 from __future__ import annotations
-import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, time, warnings
+import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, time, types, warnings
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
@@ -19,9 +19,10 @@ from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupte
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
            'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
-           'allowed_changes', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_labels', 'cmd_generate', 'cmd_plan',
-           'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model', 'tokenizer', 'check_tokenizer',
-           'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults', 'sigterm_interrupts', 'main']
+           'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_labels',
+           'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model', 'tokenizer',
+           'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults', 'sigterm_interrupts',
+           'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -353,27 +354,31 @@ def _train_under_torchrun(args) -> dict:
               dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
               allow_changes=allowed_changes(args), export=args.save_model,
               hf=hf_options(args))
-    ckpts = Path(args.output_dir)/'checkpoints'; before = list_checkpoints(ckpts)[-1:]
-    try: launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)
-    except TrainingInterrupted as e:   # after a step the ranks say what they saved; outside the steps, we do
-        if e.step is None: raise interrupted_outside_steps(e.signal, ckpts, before) from None
-        raise
+    launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)   # stopped by a signal, it says what was saved
     out = Path(args.output_dir)
     paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")
     return paths
 
+@contextlib.contextmanager
+def saying_what_is_saved(output_dir):
+    ("Ctrl-C or SIGTERM in the block re-raised saying what is saved in `output_dir` (`interrupted_outside_steps`), unless "
+     "it already says what happened (`fit`'s stop after a step, `launch_train`'s, a second Ctrl-C). The block sets "
+     "`.after` to what it does once training has ended (e.g. 'exporting').")
+    ckpts = Path(output_dir)/'checkpoints'; before, at = list_checkpoints(ckpts)[-1:], types.SimpleNamespace(after=None)
+    try: yield at
+    except KeyboardInterrupt as e:
+        sig = getattr(e, 'signal', None)
+        if str(e) and str(e) != sig: raise
+        raise interrupted_outside_steps(sig or 'SIGINT', ckpts, before, at.after) from None
+
 def cmd_train(args) -> dict:
     "`felafax_lit train`: fine-tune, then save the adapter and the merged model."
-    if args.backend == 'torch' and args.nproc > 1: return _train_under_torchrun(args)
-    ckpts = Path(args.output_dir)/'checkpoints'; before, phase = list_checkpoints(ckpts)[-1:], 'load'
-    try:
-        tr, tok, train, held, _ = make_trainer(args); phase = 'train'
-        hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args)); phase = 'export'
+    with saying_what_is_saved(args.output_dir) as at:
+        if args.backend == 'torch' and args.nproc > 1: return _train_under_torchrun(args)
+        tr, tok, train, held, _ = make_trainer(args)
+        hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args)); at.after = 'exporting'
         paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
-    except KeyboardInterrupt as e:   # in `fit`, it says what it saved; before or after it, say what there is
-        if phase == 'train': raise
-        raise interrupted_outside_steps(getattr(e, 'signal', None) or 'SIGINT', ckpts, before, phase == 'export') from None
     for k, v in paths.items(): print(f"{k}: {v}")
     return {'history': hist, **paths}
 
@@ -630,18 +635,20 @@ def plot_losses(history:list, path) -> Path:
 # %% ../nbs/09_cli.ipynb #3711e8eb
 def cmd_demo(args) -> dict:
     "`felafax_lit demo`: exact match before, QLoRA fine-tuning, exact match after, exports."
-    t0 = time.time(); tr, tok, train, held, rows = make_trainer(args); t = {'load': time.time() - t0}
-    print(f"model {tr.config.num_hidden_layers} layers, {args.train_type}; {len(train)} training examples, "
-          f"{len(rows)} held out")
-    t1 = time.time(); before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens)
-    print(f"exact match before: {before:.3f}")
-    t2 = time.time(); hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args))
     out = Path(args.output_dir)
-    run = read_metrics(out/'metrics.csv') if args.resume else hist   # resumed: also the rows logged before
-    ev = [r['eval_loss'] for r in run if 'eval_loss' in r]
-    t3 = time.time(); after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
-    t4 = time.time()
-    paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
+    with saying_what_is_saved(out) as at:
+        t0 = time.time(); tr, tok, train, held, rows = make_trainer(args); t = {'load': time.time() - t0}
+        print(f"model {tr.config.num_hidden_layers} layers, {args.train_type}; {len(train)} training examples, "
+              f"{len(rows)} held out")
+        t1 = time.time(); before, _ = exact_match_score(tr, tok, rows, args.max_new_tokens)
+        print(f"exact match before: {before:.3f}")
+        t2 = time.time(); hist = tr.fit(train, held, resume=args.resume, allow_changes=allowed_changes(args))
+        at.after = 'scoring the trained model'
+        run = read_metrics(out/'metrics.csv') if args.resume else hist   # resumed: also the rows logged before
+        ev = [r['eval_loss'] for r in run if 'eval_loss' in r]
+        t3 = time.time(); after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
+        t4 = time.time(); at.after = 'exporting'
+        paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
     # seconds from the start of fit to the first step's end (None: a resumed run that had no step left)
     first = next((r['elapsed_s'] for r in hist if 'loss' in r), None)
     # the held-out loss passes: each one's row comes that long after the row before it (fit logs every step)

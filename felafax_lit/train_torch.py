@@ -23,6 +23,8 @@ from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity, load_tokenizer
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
+from .training import interrupted_outside_steps
+from .core import list_checkpoints
 from .data import Loader, packed_attention_mask, load_datasets, trim_padding
 from .quant_torch import load_quantized, empty_model, _place, _finish
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
@@ -492,7 +494,8 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
           until:int|None=None, # stop after this step (as if preempted)
           export:bool=True, # at the end, write output_dir/adapter (PEFT; not for full) and output_dir/merged (HF)
           progress:bool=True,
-          hf:dict|None=None) -> Trainer: # HF `datasets` options: split, config, columns
+          hf:dict|None=None, # HF `datasets` options: split, config, columns
+          on_export=None) -> Trainer: # called before the exports are written (the torchrun worker notes it)
     "Read `dataset` with the model's tokenizer, train, and export; in one process, or in each process under torchrun."
     tc = tc if isinstance(tc, TrainConfig) else TrainConfig.from_dict(tc)
     lora = LoRAConfig(**lora) if isinstance(lora, dict) else lora
@@ -503,6 +506,7 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
     tr = Trainer(model_dir, tc, lora, output_dir)
     tr.fit(ds, held, resume=resume, until=until, progress=progress, allow_changes=tuple(allow_changes))
     if export and output_dir is not None and until is None:
+        if on_export: on_export()
         if tc.train_type != 'full': tr.save_adapter(Path(output_dir)/'adapter', str(Path(model_dir).resolve()))
         tr.save_merged(Path(output_dir)/'merged', copy_files_from=model_dir)
     return tr
@@ -620,17 +624,20 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
                        # signal after a step: {'interrupted': message, 'signal': name, 'step': n})
          timeout:float=120, # seconds a collective may wait for the other ranks
         ):
-    "torchrun worker: join the process group and run `train` with the settings in `config`."
+    ("torchrun worker: join the process group and run `train` with the settings in `config`; rank 0 notes in `out` "
+     "which run it is on ({'run': i}) and when it starts exporting ({'run': i, 'exporting': true}).")
     dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo', timeout=timedelta(seconds=timeout))
     if torch.cuda.is_available(): torch.cuda.set_device(default_device())
+    def note(**kw):
+        if dist.get_rank() == 0 and out: Path(out).write_text(json.dumps(kw))
     try:
-        runs = json.loads(Path(config).read_text())
-        try: res = [train(**kw).history for kw in (runs if isinstance(runs, list) else [runs])]
+        runs, res = json.loads(Path(config).read_text()), []
+        try:
+            for i, kw in enumerate(runs if isinstance(runs, list) else [runs]):
+                note(run=i); res.append(train(**kw, on_export=lambda: note(run=i, exporting=True)).history)
         except TrainingInterrupted as e:   # stopped by `launch` after a saved step: it says so, with this message
-            if dist.get_rank() == 0 and out:
-                Path(out).write_text(json.dumps({'interrupted': str(e), 'signal': e.signal, 'step': e.step}))
-            return
-        if dist.get_rank() == 0 and out: Path(out).write_text(json.dumps({'world': dist.get_world_size(), 'runs': res}))
+            return note(interrupted=str(e), signal=e.signal, step=e.step)
+        note(world=dist.get_world_size(), runs=res)
     finally: dist.destroy_process_group()
 
 # %% ../nbs/08b_train_torch.ipynb #c7ec17ff
@@ -639,14 +646,23 @@ def _jsonable(v): return asdict(v) if hasattr(v, '__dataclass_fields__') else st
 def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
                  nproc:int=2, timeout:float=600, out=None, stream:bool=False,
                  script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
-    ("Run `train(**runs)` in `nproc` local processes under torchrun; raise if any process fails or it times out, "
-     "`TrainingInterrupted` if a signal stopped it (saying, as in one process, which step it saved).")
+    ("Run `train(**runs)` in `nproc` local processes under torchrun; rank 0's result ({'world': n, 'runs': [metric rows "
+     "of each run]}). Raise if any process fails or it times out, `TrainingInterrupted` if a signal stopped it (saying, "
+     "as in one process, which step it saved).")
     runs = [{k: _jsonable(v) for k, v in r.items()} for r in (runs if isinstance(runs, list) else [runs])]
+    ckpts = [r.get('output_dir') and Path(r['output_dir'])/'checkpoints' for r in runs]
+    before = [list_checkpoints(c)[-1:] if c else [] for c in ckpts]
     with tempfile.TemporaryDirectory() as d:
         f, res = Path(d)/'settings.json', Path(out or Path(d)/'out.json'); f.write_text(json.dumps(runs)); res.unlink(missing_ok=True)
-        try: return launch([f, '--out', res, *args], nproc, module='felafax_lit.train_torch', script=script,
-                           timeout=timeout, stream=stream)
+        def said() -> dict:
+            try: return json.loads(res.read_text()) if res.exists() else {}
+            except ValueError: return {}   # cut short while rank 0 wrote it
+        try: launch([f, '--out', res, *args], nproc, module='felafax_lit.train_torch', script=script, timeout=timeout,
+                    stream=stream)
         except TrainingInterrupted as e:
-            said = json.loads(res.read_text()) if res.exists() else {}
-            if 'interrupted' not in said: raise   # stopped outside the steps, or by another worker script
-            raise TrainingInterrupted(said['interrupted'], e.signal, said['step']) from None
+            s = said()
+            if 'runs' in s: return s   # every run had ended: the signal stopped nothing (as in one process)
+            if 'interrupted' in s: raise TrainingInterrupted(s['interrupted'], e.signal, s['step']) from None
+            i = s.get('run', 0)   # outside the steps: loading (or importing), or exporting
+            raise interrupted_outside_steps(e.signal, ckpts[i], before[i], 'exporting' if s.get('exporting') else None) from None
+        return said()

@@ -184,7 +184,7 @@ class StopRequest:
         if self.signal is not None:
             if signum == signal.SIGINT and self.force:
                 if self.relay: self.relay(signal.SIGKILL)
-                raise KeyboardInterrupt
+                raise KeyboardInterrupt("SIGINT again: stopped at once, in a step that was not saved")
             return
         self.signal = signal.Signals(signum).name
         if self.relay: self.relay(signum)
@@ -193,15 +193,20 @@ class StopRequest:
     def __exit__(self, *exc): self._handlers.__exit__(*exc)
 
 # %% ../nbs/08_training.ipynb #4b665076
-def interrupted_outside_steps(sig:str, ckpt_dir, before:list, # the newest checkpoint before the command began
-                              exporting:bool|None=None, # writing the exports after training; None: inferred
+def interrupted_outside_steps(sig:str, ckpt_dir, # the run's checkpoints (None: it has none)
+                              before=(), # the newest checkpoint before the command began
+                              after:str|None=None, # what it was doing after training, e.g. 'exporting'
                              ) -> TrainingInterrupted:
-    ("What a run stopped by `sig` outside `fit`'s steps says: while exporting, where training saved its last step; "
-     "else that nothing was saved. Without `exporting`, a checkpoint newer than `before` means it was exporting.")
-    ck = list_checkpoints(ckpt_dir)[-1:]
-    if ck and (exporting or exporting is None and ck != before[-1:]):
-        return TrainingInterrupted(f"{sig} while exporting: training had ended, its last step ({read_meta(ck[0])['step']}) "
-                                   f"is saved in {ck[0]}; the same command with --resume writes the exports", sig)
+    ("What a run stopped by `sig` outside `fit`'s steps says: after training, where its last step is saved; else "
+     "whether this command saved a step (a checkpoint newer than `before`) or nothing.")
+    ck = list_checkpoints(ckpt_dir)[-1:] if ckpt_dir else []
+    if ck and after:
+        return TrainingInterrupted(f"{sig} while {after}: training had ended, its last step ({read_meta(ck[0])['step']}) "
+                                   f"is saved in {ck[0]}; the same command with --resume does the rest without "
+                                   "training again", sig)
+    if ck and ck != list(before)[-1:]:
+        return TrainingInterrupted(f"{sig} after step {read_meta(ck[0])['step']} was saved in {ck[0]}; continue it "
+                                   "with --resume", sig)
     return TrainingInterrupted(f"{sig} before a step of this run ended: nothing was saved"
                                + (f"; the newest checkpoint is still {ck[0]}" if ck else ""), sig)
 
