@@ -422,18 +422,29 @@ except ImportError: fcntl = None   # no advisory locks here (Windows): nothing i
 
 LOCK_FILE = '.felafax_lock'
 
+def _lineage() -> set:
+    "This process's pid and its ancestors' (read from /proc; without it, only the parent's)."
+    pids, p = {os.getpid()}, os.getppid()
+    while p > 1 and p not in pids:
+        pids.add(p)
+        try: p = int(Path(f'/proc/{p}/stat').read_text().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError): break
+    return pids
+
 @contextmanager
 def output_lock(path):
     ("While in the block, this process alone writes run directory `path` (created if needed): an exclusive `flock` on "
      "`path/.felafax_lock`, which holds its pid and is removed at the end. Raise `TrainError` naming the holder's pid "
-     "if another process has it; where the file system has no locks, nothing is checked.")
+     "if another process has it, unless that is this process or one that started it (it lends the lock); where the "
+     "file system has no locks, nothing is checked.")
     f = writable_dir(path)/LOCK_FILE; fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644); held = False
     try:
         try: fcntl and fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); held = fcntl is not None
         except BlockingIOError:
-            pid = os.read(fd, 32).decode(errors='replace').strip() or 'unknown'
-            raise TrainError(f"{path} is in use by another felafax_lit command (pid {pid}): wait for it to end, or "
-                             "choose another --output_dir") from None
+            pid = os.read(fd, 32).decode(errors='replace').strip()
+            if not (pid.isdigit() and int(pid) in _lineage()):
+                raise TrainError(f"{path} is in use by another felafax_lit run (pid {pid or 'unknown'}): wait for it to "
+                                 "end, or choose another output directory (--output_dir)") from None
         except OSError: pass   # a file system without locks
         if held: os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield Path(path)

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 from .core import (TrainError, check_settings, list_checkpoints, 
                               MetricsLog)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
+from .core import output_lock
 from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
 from .data import Loader, TokenDataset, build_rows
 
@@ -215,7 +216,13 @@ def interrupted_outside_steps(sig:str, ckpt_dir, # the run's checkpoints (None: 
 def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False,
         until:int|None=None, progress:bool=True,
         allow_changes=()) -> list: # allow_changes: run fields a resume may change (e.g. 'max_steps')
-    "Train on `train_ds`; returns the metric rows of this call (also in `self.history` and `metrics.csv`)."
+    ("Train on `train_ds`; returns the metric rows of this call (also in `self.history` and `metrics.csv`). Rank 0 holds "
+     "`output_lock` on `output_dir` meanwhile.")
+    with output_lock(self.output_dir) if self.output_dir is not None and self.rank == 0 else contextlib.nullcontext():
+        return self._fit(train_ds, eval_ds, resume, until, progress, allow_changes)
+
+@patch
+def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_changes) -> list:
     tc, out = self.tc, self.output_dir
     _check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
     loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed,
