@@ -10,7 +10,7 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
-from .core import list_checkpoints, read_metrics, output_lock
+from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
@@ -149,6 +149,9 @@ def _run_args(p, output_dir='felafax_output', **d):
     a('--resume', action='store_true',
       help="continue from the newest readable checkpoint in --output_dir, if it belongs to this run "
            "(same base weights, dataset and settings)")
+    a('--overwrite', type=_bool, default=None,
+      help="without --resume: start over in --output_dir, first removing what an earlier run left there (checkpoints, "
+           "metrics.csv, adapter, merged model; other files stay) (true/false; default: false for train, true for demo)")
     a('--allow_changes', default='',
       help="with --resume: comma-separated run fields that may differ from the checkpoint's, e.g. max_steps,lr "
            "(default: none)")
@@ -374,6 +377,7 @@ def saying_what_is_saved(output_dir):
 
 def cmd_train(args) -> dict:
     "`felafax_lit train`: fine-tune, then save the adapter and the merged model."
+    if args.overwrite and not args.resume: clear_run(args.output_dir)
     with saying_what_is_saved(args.output_dir) as at:
         if args.backend == 'torch' and args.nproc > 1: return _train_under_torchrun(args)
         tr, tok, train, held, _ = make_trainer(args)
@@ -636,6 +640,7 @@ def plot_losses(history:list, path) -> Path:
 def cmd_demo(args) -> dict:
     "`felafax_lit demo`: exact match before, QLoRA fine-tuning, exact match after, exports."
     out = Path(args.output_dir)
+    if args.overwrite and not args.resume: clear_run(out)
     with saying_what_is_saved(out) as at:
         t0 = time.time(); tr, tok, train, held, rows = make_trainer(args); t = {'load': time.time() - t0}
         print(f"model {tr.config.num_hidden_layers} layers, {args.train_type}; {len(train)} training examples, "
@@ -754,6 +759,11 @@ def validate(args):
         lora_targets(args.lora_target_modules); check_backend(args)
         check_dataset_options(args.dataset, args.dataset_split, args.dataset_config, parse_columns(args.dataset_columns))
         if args.allow_changes and not args.resume: raise ValueError("--allow_changes has an effect only with --resume")
+        if args.overwrite and args.resume:
+            raise ValueError("--overwrite starts over in --output_dir and --resume continues the run there: give one")
+        if not (args.resume or args.overwrite) and (left := earlier_run(args.output_dir)):
+            raise ValueError(f"{args.output_dir} holds an earlier run ({left}): continue it with --resume, start over "
+                             "there with --overwrite, or choose another --output_dir")
         if bad := [s for s in allowed_changes(args) if s not in _run_fields()]:
             raise ValueError(f"--allow_changes: {bad[0]!r} is not a field of a run; the fields are "
                              f"{', '.join(sorted(_run_fields()))}")
@@ -790,9 +800,11 @@ def validate(args):
 
 # %% ../nbs/09_cli.ipynb #0090201b
 def demo_defaults(args):
-    "`args` with the demo's per-backend defaults (`DEMO_BY_BACKEND`) for the options left unset (demo only)."
+    ("`args` with the demo's per-backend defaults (`DEMO_BY_BACKEND`) for the options left unset (demo only); "
+     "`--overwrite` unset: true for a demo that does not `--resume` (each demo starts over), else false.")
     for k, v in DEMO_BY_BACKEND[args.backend].items() if args.command == 'demo' else ():
         if getattr(args, k) is None: setattr(args, k, v)
+    if getattr(args, 'overwrite', False) is None: args.overwrite = args.command == 'demo' and not args.resume
     return args
 
 COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generate': cmd_generate, 'demo': cmd_demo}

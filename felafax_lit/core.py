@@ -13,15 +13,16 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
            'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS', 'LOCK_FILE',
-           'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES',
-           'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection', 'LoRAConfig',
-           'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
+           'RUN_OUTPUTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES',
+           'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection',
+           'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
            'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
-           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'check_replaceable', 'atomic_dir',
-           'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error',
-           'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
-           'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
-           'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
+           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'earlier_run', 'clear_run',
+           'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir',
+           'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header', 'model_shards', 'tensor_files',
+           'CheckpointUnreadable', 'read_meta', 'checkpoint_identity', 'arrays_identity', 'dataset_identity',
+           'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir',
+           'real_tokenizer', 'quiet_notices']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -451,6 +452,25 @@ def output_lock(path):
     finally:
         if held: f.unlink(missing_ok=True)
         os.close(fd)
+
+# %% ../nbs/00_core.ipynb #f2a3b4c5
+RUN_OUTPUTS = ('checkpoints', 'metrics.csv', 'adapter', 'merged', 'tensorboard', 'loss.png', 'demo_results.json',
+               'held_out.jsonl')   # what a run writes in its directory
+
+def earlier_run(path) -> str|None:
+    "What an earlier run left in run directory `path` that a new run would mix with or replace (None: nothing)."
+    p = Path(path); ck = list_checkpoints(p/'checkpoints')[-1:]
+    if ck: return f"checkpoints up to {ck[0].name}"
+    ex = [n for n, mark in (('adapter', 'adapter_config.json'), ('merged', 'config.json')) if (p/n/mark).is_file()]
+    return f"an exported {' and '.join(ex)}" if ex else None
+
+def clear_run(path) -> Path:
+    "Remove what runs write (`RUN_OUTPUTS`) from directory `path`, so that a new run starts over there; other files stay."
+    p = Path(path)
+    for n in RUN_OUTPUTS:
+        if (p/n).is_dir() and not (p/n).is_symlink(): shutil.rmtree(p/n)
+        elif (p/n).exists() or (p/n).is_symlink(): (p/n).unlink()
+    return p
 
 # %% ../nbs/00_core.ipynb #5410d582
 def _fsync_tree(d:Path):

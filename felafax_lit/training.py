@@ -225,6 +225,9 @@ def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None,
 def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_changes) -> list:
     tc, out = self.tc, self.output_dir
     _check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
+    ck = [] if resume or out is None else list_checkpoints(self.ckpt_dir)
+    _check(not ck, f"{out} holds checkpoints of an earlier run (up to {ck[-1].name if ck else ''}): continue it with "
+                   "resume=True (--resume), start over there after core.clear_run (--overwrite), or use another output_dir")
     loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed,
                     pack=tc.pack)
     total = tc.max_steps or tc.num_epochs * loader.steps(0)
