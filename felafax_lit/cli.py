@@ -20,9 +20,9 @@ from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupte
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
            'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
            'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_labels',
-           'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'check_model', 'tokenizer',
-           'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults', 'sigterm_interrupts',
-           'main']
+           'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model',
+           'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults',
+           'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -692,8 +692,18 @@ def _report(res, paths, rows, preds, precision='fp32', backend='jax'):
           + (f" --precision {precision}" * (precision != 'fp32')))
 
 # %% ../nbs/09_cli.ipynb #7b7546a1
+def run_dir_exports(path) -> str:
+    ("': it is a run directory, whose ...' naming its exports, for a run directory given where a model or an adapter "
+     "goes; '' for any other path.")
+    p = Path(path)
+    ex = [f"{what} is {p/k}" for k, mark, what in (('merged', 'config.json', 'merged model'),
+                                                    ('adapter', 'adapter_config.json', 'adapter')) if (p/k/mark).is_file()]
+    return f": it is a run directory, whose {' and whose '.join(ex)}" if ex else ''
+
 def check_model(path, context_length:int|None=None) -> LlamaConfig:
     "The config of HF model directory `path`, its weight files checked, and `context_length` against its positions."
+    if not (Path(path)/'config.json').exists() and (hint := run_dir_exports(path)):
+        raise FileNotFoundError(f"{path} is not an HF model directory (no config.json){hint}")
     c = LlamaConfig.from_pretrained(path); model_shards(path)
     if context_length and context_length > c.max_position_embeddings:
         raise ValueError(f"--context_length {context_length} is longer than {path}'s max_position_embeddings "
@@ -721,7 +731,8 @@ def check_tokenizer(path, c:LlamaConfig):
 def check_adapter(path) -> dict:
     "The `felafax_train.json` record (or `{}`) of PEFT adapter directory `path`, its config and weights checked."
     p = Path(path); cfg, rec, w = p/'adapter_config.json', p/'felafax_train.json', p/'adapter_model.safetensors'
-    if not cfg.is_file(): raise FileNotFoundError(f"{p} is not a PEFT adapter directory (no adapter_config.json)")
+    if not cfg.is_file():
+        raise FileNotFoundError(f"{p} is not a PEFT adapter directory (no adapter_config.json){run_dir_exports(p)}")
     if not w.is_file(): raise FileNotFoundError(f"{p} has no adapter_model.safetensors")
     out = {}
     for f in (cfg, rec) if rec.exists() else (cfg,):
