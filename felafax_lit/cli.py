@@ -10,7 +10,7 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
-from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run
+from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run, check_not_in_use
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
@@ -772,6 +772,7 @@ def validate(args):
         if args.allow_changes and not args.resume: raise ValueError("--allow_changes has an effect only with --resume")
         if args.overwrite and args.resume:
             raise ValueError("--overwrite starts over in --output_dir and --resume continues the run there: give one")
+        check_not_in_use(args.output_dir)   # before what is in it: another command may be writing it
         if not (args.resume or args.overwrite) and (left := earlier_run(args.output_dir)):
             raise ValueError(f"{args.output_dir} holds an earlier run ({left}): continue it with --resume, start over "
                              "there with --overwrite, or choose another --output_dir")

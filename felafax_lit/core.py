@@ -17,12 +17,12 @@ __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_N
            'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection',
            'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
            'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
-           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'earlier_run', 'clear_run',
-           'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir',
-           'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header', 'model_shards', 'tensor_files',
-           'CheckpointUnreadable', 'read_meta', 'checkpoint_identity', 'arrays_identity', 'dataset_identity',
-           'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir',
-           'real_tokenizer', 'quiet_notices']
+           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'check_not_in_use', 'earlier_run',
+           'clear_run', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config', 'write_adapter',
+           'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header', 'model_shards',
+           'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity', 'arrays_identity',
+           'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'load_tokenizer',
+           'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -432,6 +432,17 @@ def _lineage() -> set:
         except (OSError, ValueError, IndexError): break
     return pids
 
+def _lock(fd:int, path) -> bool:
+    ("Take the `flock` on `fd` (True), or go on without it (False: this process or one that started it holds it, or "
+     "the file system has no locks); raise `TrainError` naming any other holder's pid.")
+    try: fcntl and fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return fcntl is not None
+    except BlockingIOError:
+        pid = os.pread(fd, 32, 0).decode(errors='replace').strip()
+        if pid.isdigit() and int(pid) in _lineage(): return False
+        raise TrainError(f"{path} is in use by another felafax_lit run (pid {pid or 'unknown'}): wait for it to end, "
+                         "or choose another output directory (--output_dir)") from None
+    except OSError: return False   # a file system without locks
+
 @contextmanager
 def output_lock(path):
     ("While in the block, this process alone writes run directory `path` (created if needed): an exclusive `flock` on "
@@ -440,18 +451,18 @@ def output_lock(path):
      "file system has no locks, nothing is checked.")
     f = writable_dir(path)/LOCK_FILE; fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644); held = False
     try:
-        try: fcntl and fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); held = fcntl is not None
-        except BlockingIOError:
-            pid = os.read(fd, 32).decode(errors='replace').strip()
-            if not (pid.isdigit() and int(pid) in _lineage()):
-                raise TrainError(f"{path} is in use by another felafax_lit run (pid {pid or 'unknown'}): wait for it to "
-                                 "end, or choose another output directory (--output_dir)") from None
-        except OSError: pass   # a file system without locks
-        if held: os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)
+        if held := _lock(fd, path): os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield Path(path)
     finally:
         if held: f.unlink(missing_ok=True)
         os.close(fd)
+
+def check_not_in_use(path):
+    "Raise as `output_lock` does if another process holds run directory `path`; creates and keeps nothing."
+    try: fd = os.open(Path(path)/LOCK_FILE, os.O_RDONLY)
+    except OSError: return   # no lock file: nobody holds it
+    try: _lock(fd, path)
+    finally: os.close(fd)    # which lets go of the lock if it was taken here
 
 # %% ../nbs/00_core.ipynb #f2a3b4c5
 RUN_OUTPUTS = ('checkpoints', 'metrics.csv', 'adapter', 'merged', 'tensorboard', 'loss.png', 'demo_results.json',
