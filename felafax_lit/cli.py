@@ -17,8 +17,8 @@ from .data import HF_NAMES, parse_columns, check_dataset_options
 from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupted_outside_steps, signal_handlers
 
 # %% auto #0
-__all__ = ['LORA_MODULES', 'DEMO', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser', 'load_data',
-           'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
+__all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser',
+           'load_data', 'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
            'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_labels',
            'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model',
            'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults',
@@ -151,7 +151,8 @@ def _run_args(p, output_dir='felafax_output', **d):
            "(same base weights, dataset and settings)")
     a('--overwrite', type=_bool, default=None,
       help="without --resume: start over in --output_dir, first removing what an earlier run left there (checkpoints, "
-           "metrics.csv, adapter, merged model; other files stay) (true/false; default: false for train, true for demo)")
+           "metrics.csv, adapter, merged model; other files stay) (true/false; default: false for train; for demo true "
+           "unless the directory holds a run that is not an earlier demo's)")
     a('--allow_changes', default='',
       help="with --resume: comma-separated run fields that may differ from the checkpoint's, e.g. max_steps,lr "
            "(default: none)")
@@ -160,6 +161,7 @@ def _run_args(p, output_dir='felafax_output', **d):
 # %% ../nbs/09_cli.ipynb #38181b2c
 DEMO = dict(dataset='sort,reverse', batch_size=4, context_length=128, lr=2e-3, lora_rank=16,
             lora_alpha=32.0, backend='torch')
+DEMO_RESULTS = 'demo_results.json'   # what the demo measured, in its --output_dir
 DEMO_BY_BACKEND = {'jax': dict(precision='fp32', compile=False, max_steps=60),
                    'torch': dict(precision='bf16', compile=False, max_steps=100)}
 
@@ -668,7 +670,7 @@ def cmd_demo(args) -> dict:
     res = dict(exact_match_before=before, exact_match_after=after, eval_loss_before=ev[0], eval_loss_after=ev[-1],
                train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in run if 'tokens_per_s' in r][1:] or [0])),
                wall_s=time.time() - t0, seconds=t)
-    (out/'demo_results.json').write_text(
+    (out/DEMO_RESULTS).write_text(
         json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
     _report(res, paths, rows, preds, 'fp32' if tr.tc.train_type == 'full' else tr.tc.precision, args.backend)
     return {**res, **paths, 'history': hist}
@@ -813,10 +815,13 @@ def validate(args):
 # %% ../nbs/09_cli.ipynb #0090201b
 def demo_defaults(args):
     ("`args` with the demo's per-backend defaults (`DEMO_BY_BACKEND`) for the options left unset (demo only); "
-     "`--overwrite` unset: true for a demo that does not `--resume` (each demo starts over), else false.")
+     "`--overwrite` unset: true for a demo that does not `--resume` where its directory holds no run or an earlier "
+     "demo's (each demo starts over), else false.")
     for k, v in DEMO_BY_BACKEND[args.backend].items() if args.command == 'demo' else ():
         if getattr(args, k) is None: setattr(args, k, v)
-    if getattr(args, 'overwrite', False) is None: args.overwrite = args.command == 'demo' and not args.resume
+    if getattr(args, 'overwrite', False) is None:   # not over another run's directory, which holds no demo_results.json
+        args.overwrite = (args.command == 'demo' and not args.resume and (earlier_run(args.output_dir) is None or
+                                                                          (Path(args.output_dir)/DEMO_RESULTS).is_file()))
     return args
 
 COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generate': cmd_generate, 'demo': cmd_demo}
