@@ -10,7 +10,7 @@ import numpy as np
 from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
-from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run, check_not_in_use
+from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run, check_not_in_use, EXPORTS
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
@@ -698,8 +698,7 @@ def run_dir_exports(path) -> str:
     ("': it is a run directory, whose ...' naming its exports, for a run directory given where a model or an adapter "
      "goes; '' for any other path.")
     p = Path(path)
-    ex = [f"{what} is {p/k}" for k, mark, what in (('merged', 'config.json', 'merged model'),
-                                                    ('adapter', 'adapter_config.json', 'adapter')) if (p/k/mark).is_file()]
+    ex = [f"{'merged model' if k == 'merged' else k} is {p/k}" for k in ('merged', 'adapter') if (p/k/EXPORTS[k]).is_file()]
     return f": it is a run directory, whose {' and whose '.join(ex)}" if ex else ''
 
 def check_model(path, context_length:int|None=None) -> LlamaConfig:
@@ -786,7 +785,7 @@ def validate(args):
         if args.command == 'demo' and not (is_task(args.dataset) and args.eval_size > 0):
             raise DataError("the demo needs a synthetic task (--dataset sort, reverse or sort,reverse) "
                             "and --eval_size > 0")
-        for sub, mark in (('adapter', 'adapter_config.json'), ('merged', 'config.json')):
+        for sub, mark in EXPORTS.items():
             check_replaceable(Path(args.output_dir)/sub, mark)
         model = Path(args.model) if args.model else real_model_dir(); c = check_model(model, args.context_length)
         if c.tie_word_embeddings and 'lm_head' in lora_targets(args.lora_target_modules):

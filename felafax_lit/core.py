@@ -13,7 +13,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
            'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS', 'LOCK_FILE',
-           'RUN_OUTPUTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES',
+           'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES',
            'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection',
            'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
            'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
@@ -467,12 +467,13 @@ def check_not_in_use(path):
 # %% ../nbs/00_core.ipynb #f2a3b4c5
 RUN_OUTPUTS = ('checkpoints', 'metrics.csv', 'adapter', 'merged', 'tensorboard', 'loss.png', 'demo_results.json',
                'held_out.jsonl')   # what a run writes in its directory
+EXPORTS = {'adapter': 'adapter_config.json', 'merged': 'config.json'}   # a run's exports, each with the file that marks it
 
 def earlier_run(path) -> str|None:
     "What an earlier run left in run directory `path` that a new run would mix with or replace (None: nothing)."
     p = Path(path); ck = list_checkpoints(p/'checkpoints')[-1:]
     if ck: return f"checkpoints up to {ck[0].name}"
-    ex = [n for n, mark in (('adapter', 'adapter_config.json'), ('merged', 'config.json')) if (p/n/mark).is_file()]
+    ex = [n for n, mark in EXPORTS.items() if (p/n/mark).is_file()]
     return f"an exported {' and '.join(ex)}" if ex else None
 
 def clear_run(path) -> Path:
