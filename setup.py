@@ -34,9 +34,11 @@ setuptools.setup(
         'Natural Language :: ' + cfg['language'].title(),
     ] + ['Programming Language :: Python :: '+o for o in py_versions[py_versions.index(min_python):]],
     url = cfg['git_url'],
-    packages = setuptools.find_packages(include=['felafax_lit', 'felafax_lit.*']),
+    # seed_tasks holds data only (the demo's and the data notebook's seed files): named as a package of its own so
+    # that setuptools ships it without warning that an importable folder is missing from `packages`
+    packages = setuptools.find_packages(include=['felafax_lit', 'felafax_lit.*']) + ['felafax_lit.seed_tasks'],
     include_package_data = True,
-    package_data = {'felafax_lit': ['seed_tasks/*']},
+    package_data = {'felafax_lit.seed_tasks': ['*.json', '*.jsonl', '*.md']},
     install_requires = requirements,
     extras_require={ 'dev': dev_requirements, 'bench': bench_requirements },
     dependency_links = cfg.get('dep_links','').split(),
