@@ -753,11 +753,18 @@ def report(res:dict, out) -> str:
 @call_parse
 def main(out:str='bench_results', # output directory
          repeats:int=3, # rounds of every system
-         systems:str='', # comma-separated subset of SYSTEMS (default: all)
-         steps:int=6, warmup:int=6, batch_size:int=4, context_length:int=256, rank:int=16,
-         # benchmark a preset's shape with random weights instead of SmolLM2-135M (e.g. llama3.1-8b on a GPU)
-         preset:str='',
-         profiles:bool=True, demo:bool=True, epochs:bool=True, curves:bool=True, plans:bool=True, # extra parts
+         systems:str='', # comma-separated names from bench.SYSTEMS, e.g. peft_lora,torch_lora; empty: all
+         steps:int=6, # timed optimizer steps per round
+         warmup:int=6, # untimed steps before them
+         batch_size:int=4, # rows per step
+         context_length:int=256, # tokens per row
+         rank:int=16, # LoRA rank (alpha is twice it)
+         preset:str='', # a preset's shape with random weights instead of SmolLM2-135M, e.g. llama3.1-8b on a GPU
+         profiles:bool=True, # skip the profiles of where a step's time goes
+         demo:bool=True, # skip timing `felafax_lit demo` with both backends
+         epochs:bool=True, # skip an epoch packed (ours) against padded (PEFT)
+         curves:bool=True, # skip both trainers' loss curves from one adapter
+         plans:bool=True, # skip memory plans of Llama 3.1 8B, 70B, 405B
          paired:int=12, # rounds of interleaved steps per train type in one process (0: none)
          dataset_gb:float=0.0, # also measure the memory of loading a parquet file of this many GB (0: no)
          jax_remat:str='none'): # our JAX systems' remat ('full' keeps less memory: for large presets)
