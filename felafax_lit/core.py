@@ -363,10 +363,12 @@ CSV_FIELDS = ('step', 'loss', 'eval_loss', 'lr', 'grad_norm', 'loss_tokens', 'to
               'elapsed_s')
 
 class MetricsLog:
-    "Append metric rows to `metrics.csv` and optionally TensorBoard or W&B."
+    ("Append metric rows to `metrics.csv` and optionally TensorBoard or W&B; `path` None: no file (a rank that does not "
+     "write; never `os.devnull`, which resuming would replace with a file)")
     def __init__(self, path, log_to:str='stdout', config:dict|None=None, append:bool=False,
                  after:int|None=None): # with append: first drop rows past this step (logged after the last checkpoint)
-        self.path, self.sink = Path(path), None
+        self.path, self.sink, self.f, self.w = None if path is None else Path(path), None, None, None
+        if self.path is None: return
         new = not (append and self.path.exists())
         if not new and after is not None: self._truncate(after)
         self.f = open(self.path, 'w' if new else 'a', newline=''); self.w = csv.DictWriter(self.f, CSV_FIELDS)
@@ -394,14 +396,14 @@ class MetricsLog:
 
     def log(self, row:dict):
         "Write one row (missing fields left empty)."
-        self.w.writerow({k: row.get(k, '') for k in CSV_FIELDS}); self.f.flush()
+        if self.w: self.w.writerow({k: row.get(k, '') for k in CSV_FIELDS}); self.f.flush()
         if self.sink and self.sink[0] == 'tb':
             for k, v in row.items():
                 if k != 'step' and isinstance(v, (int, float)): self.sink[1].add_scalar(k, v, row['step'])
         elif self.sink: self.sink[1].log({k: v for k, v in row.items() if k != 'step'}, step=row['step'])
 
     def close(self):
-        self.f.close()
+        if self.f: self.f.close()
         if self.sink: self.sink[1].close() if self.sink[0] == 'tb' else self.sink[1].finish()
 
 def read_metrics(path) -> list:

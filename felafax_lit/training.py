@@ -236,7 +236,7 @@ def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_cha
     self._begin(total)
     start = self._resume(loader, allow_changes) if resume else 0
     if not start: self._fresh()
-    log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else os.devnull,
+    log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else None,
                      tc.log_to if self.rank == 0 else 'stdout', asdict(tc), append=resume and start > 0, after=start)
     stop, self._halted = self._stop_request(), False
     try:
