@@ -643,7 +643,7 @@ def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), device
             if r.returncode: raise RuntimeError(f"plan {m} {tt} failed:\n{r.stderr[-2000:]}")
             for l in r.stdout.splitlines():
                 f = l.split()
-                if f and f[0].startswith('fsdp='):
+                if f and f[0].startswith('fsdp=') and 'not planned' not in l:
                     out.append({'model': m, 'train_type': tt, 'devices': int(f[0][5:]), 'peak': float(f[4]) * 1e9})
     return out
 
@@ -760,11 +760,11 @@ def main(out:str='bench_results', # output directory
          context_length:int=256, # tokens per row
          rank:int=16, # LoRA rank (alpha is twice it)
          preset:str='', # a preset's shape with random weights instead of SmolLM2-135M, e.g. llama3.1-8b on a GPU
-         profiles:bool=True, # skip the profiles of where a step's time goes
-         demo:bool=True, # skip timing `felafax_lit demo` with both backends
-         epochs:bool=True, # skip an epoch packed (ours) against padded (PEFT)
-         curves:bool=True, # skip both trainers' loss curves from one adapter
-         plans:bool=True, # skip memory plans of Llama 3.1 8B, 70B, 405B
+         profiles:bool=True, # profile where a step's time goes (this flag: skip it)
+         demo:bool=True, # time `felafax_lit demo` with both backends (this flag: skip it)
+         epochs:bool=True, # time an epoch packed (ours) against padded (PEFT) (this flag: skip it)
+         curves:bool=True, # both trainers' loss curves from one adapter (this flag: skip them)
+         plans:bool=True, # memory plans of Llama 3.1 8B, 70B, 405B (this flag: skip them)
          paired:int=12, # rounds of interleaved steps per train type in one process (0: none)
          dataset_gb:float=0.0, # also measure the memory of loading a parquet file of this many GB (0: no)
          jax_remat:str='none'): # our JAX systems' remat ('full' keeps less memory: for large presets)

@@ -19,10 +19,10 @@ from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupte
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser',
            'load_data', 'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
-           'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_labels',
-           'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model',
-           'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base', 'validate', 'demo_defaults',
-           'sigterm_interrupts', 'main']
+           'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_jobs',
+           'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
+           'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
+           'validate', 'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -446,7 +446,7 @@ def read_prompts(args) -> list:
     if alpaca and args.chat: raise ValueError("--alpaca and --chat are two templates: give one")
     out = [(p, alpaca) for p in args.prompt]   # (text, wrap it)
     if args.prompts:
-        f = Path(args.prompts)
+        f, given = Path(args.prompts), len(out)
         if not f.is_file(): raise FileNotFoundError(f"--prompts file not found: {f}")
         if f.suffix == '.txt': out += [(l, alpaca) for l in f.read_text(encoding='utf-8-sig').splitlines() if l.strip()]
         else:
@@ -455,6 +455,7 @@ def read_prompts(args) -> list:
                     raise DataError(f"{f}: {where}: expected an object with a 'prompt' or 'instruction' string")
                 out.append((r['prompt'], False) if 'prompt' in r
                            else (alpaca_prompt(r['instruction'], r.get('input') or ''), False))
+        if len(out) == given: raise DataError(f"--prompts {f}: the file holds no prompt")
     if not out: raise ValueError("nothing to complete: give --prompt TEXT (repeatable) or --prompts FILE")
     if bad := [i for i, (p, _) in enumerate(out) if not p.strip()]: raise ValueError(f"prompt {bad[0] + 1} is empty")
     return [alpaca_prompt(p) if wrap else p for p, wrap in out]
@@ -465,9 +466,21 @@ def _encode(tok, prompt:str, chat:bool) -> list:
                                               add_generation_prompt=True),
                       add_special_tokens=False)
 
+def prompt_jobs(prompts:list, tok, c:LlamaConfig, chat:bool, max_new_tokens:int, model='the model') -> list:
+    ("`(ids, new tokens)` per prompt: encoded as `generate` feeds it, its new tokens capped to what the model's "
+     "positions leave; raise for a prompt that leaves none.")
+    out, n = [], c.max_position_embeddings
+    for i, p in enumerate(prompts):
+        ids = _encode(tok, p, chat)
+        if len(ids) >= n:
+            raise ValueError(f"prompt {i + 1} is {len(ids)} tokens; {model} has {n} positions (max_position_embeddings), "
+                             "so no token can follow it")
+        out.append((ids, min(max_new_tokens, n - len(ids))))
+    return out
+
 # %% ../nbs/09_cli.ipynb #bccfec56
-def _jax_completions(args, tok, prompts):
-    "Yield, per prompt, a generator of new token ids (JAX KV-cache decoding)."
+def _jax_completions(args, tok, jobs):
+    "Yield, per `(prompt ids, new tokens)` of `jobs`, a generator of new token ids (JAX KV-cache decoding)."
     import jax, jax.numpy as jnp
     from felafax_lit.sharding import load_sharded, make_mesh, FSDP_RULES
     from felafax_lit.model import Llama, stream
@@ -484,12 +497,13 @@ def _jax_completions(args, tok, prompts):
         model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
     else: model, variables = Llama(c, dtype=dtype), {'params': params}
     eos = c.eos_token_id if tok.eos_token_id is None else tok.eos_token_id
-    for p in prompts:
-        yield (int(t[0]) for t, _ in stream(model, variables, [_encode(tok, p, args.chat)], args.max_new_tokens, eos,
+    for ids, n in jobs:
+        yield (int(t[0]) for t, _ in stream(model, variables, [ids], n, eos,
                                               args.temperature, args.top_p, args.seed))
 
-def _torch_completions(args, tok, prompts):
-    "Yield, per prompt, a generator of new token ids (transformers `generate`, through PEFT for an adapter)."
+def _torch_completions(args, tok, jobs):
+    ("Yield, per `(prompt ids, new tokens)` of `jobs`, a generator of new token ids (transformers `generate`, through "
+     "PEFT for an adapter).")
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     dtype = torch.bfloat16 if args.precision == 'bf16' else torch.float32; kw = {}
@@ -502,8 +516,8 @@ def _torch_completions(args, tok, prompts):
         from felafax_lit.fsdp import peft_beside_old_torchao   # the torch half, imported only here
         peft_beside_old_torchao(); m = PeftModel.from_pretrained(m, args.adapter)
     m.eval(); torch.manual_seed(args.seed)
-    for p in prompts:
-        ids, out = torch.tensor([_encode(tok, p, args.chat)]), []
+    for p, n in jobs:
+        ids, out = torch.tensor([p]), []
         class Tokens:   # a transformers streamer: `put` gets the prompt first, then each new token
             def __init__(s): s.first = True
             def put(s, v):
@@ -513,7 +527,7 @@ def _torch_completions(args, tok, prompts):
         sample = (dict(do_sample=True, temperature=args.temperature, top_p=args.top_p) if args.temperature > 0
                   else dict(do_sample=False))
         with torch.no_grad():
-            m.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=args.max_new_tokens, streamer=Tokens(),
+            m.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, streamer=Tokens(),
                        pad_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id, top_k=None, **sample)
         yield iter(out)
 
@@ -534,16 +548,26 @@ def prompt_labels(prompts:list, width:int=70) -> list:
 
 def cmd_generate(args) -> list:
     "`felafax_lit generate`: complete each prompt, printing the text as its tokens arrive; the completions."
-    prompts = read_prompts(args); tok = tokenizer(Path(args.model) if args.model else real_model_dir())
+    model = Path(args.model) if args.model else real_model_dir()
+    prompts, tok, c = read_prompts(args), tokenizer(model), LlamaConfig.from_pretrained(model)
+    jobs = prompt_jobs(prompts, tok, c, args.chat, args.max_new_tokens, model)
+    for i, (ids, n) in enumerate(jobs):
+        if n < args.max_new_tokens:
+            print(f"note: prompt {i + 1} is {len(ids)} tokens, which leaves {n} new tokens (not --max_new_tokens "
+                  f"{args.max_new_tokens}) within {model}'s {c.max_position_embeddings} positions", file=sys.stderr)
     if args.load_in_4bit is None:   # the base as the adapter was trained on it
         args.load_in_4bit = bool(args.adapter) and check_adapter(args.adapter).get('train_type') == 'qlora'
         if args.load_in_4bit:
             print("note: a QLoRA adapter: the base is NF4-quantized as it loads, as in training "
                   "(--load_in_4bit false: dense)", file=sys.stderr)
+    elif args.load_in_4bit and not args.adapter and (model.parent/'adapter'/'felafax_train.json').is_file():
+        print(f"note: {model} is a run's merged model: NF4 rounds each weight to one of 16 levels, which can undo a "
+              f"LoRA's small changes; to run the fine-tune over a 4-bit base as it trained, give the base as --model and "
+              f"--adapter {model.parent/'adapter'}", file=sys.stderr)
     if args.temperature == 0 and args.top_p < 1:
         print(f"note: --top_p {args.top_p} applies to sampling (--temperature above 0); greedy decoding ignores it",
               file=sys.stderr)
-    gens, texts = (_jax_completions if args.backend == 'jax' else _torch_completions)(args, tok, prompts), []
+    gens, texts = (_jax_completions if args.backend == 'jax' else _torch_completions)(args, tok, jobs), []
     for i, (label, gen) in enumerate(zip(prompt_labels(prompts), gens)):
         if len(prompts) > 1: print(f"--- prompt {i + 1}/{len(prompts)}: {label}", file=sys.stderr, flush=True)
         ids, shown = [], ''
@@ -572,8 +596,13 @@ def _mesh_sizes(spec:str) -> dict:
     if '-1' in vals: raise ValueError(f"--mesh {spec!r}: a plan needs every axis's size (no -1), e.g. 'fsdp=4,tp=2'")
     return parse_mesh_spec(spec, int(np.prod([int(v) for v in vals if v.isdigit()])))
 
+def _data_parallel(mesh:str) -> int:
+    "Devices mesh `mesh` splits a batch's rows over (dp x fsdp)."
+    s = _mesh_sizes(mesh); return s['dp'] * s['fsdp']
+
 def _plan_counts(args) -> list:
-    "The meshes to plan: `--mesh`, or `fsdp=N` for each of `--devices`; each checked against `--batch_size`."
+    ("The meshes asked for: `--mesh`, or `fsdp=N` for each of `--devices`; refused where no one of them splits "
+     "`--batch_size` rows evenly over its data-parallel devices (`cmd_plan` skips those that do not, with a line).")
     if args.mesh: meshes = [args.mesh]
     else:
         try: ns = [int(n) for n in args.devices.split(',') if n.strip()]
@@ -582,10 +611,9 @@ def _plan_counts(args) -> list:
         if not ns or min(ns) < 1:
             raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
         meshes = [f'fsdp={n}' for n in ns]
-    for m in meshes:   # the rows must split evenly over the data-parallel devices (dp x fsdp)
-        s = _mesh_sizes(m)
-        if args.batch_size % (dp := s['dp'] * s['fsdp']):
-            raise ValueError(f"--batch_size {args.batch_size} is not divisible by the data-parallel size {dp} of mesh {m}")
+    if all(args.batch_size % _data_parallel(m) for m in meshes):   # the rows must split evenly over dp x fsdp
+        raise ValueError(f"--batch_size {args.batch_size} is not divisible by the data-parallel size "
+                         f"{_data_parallel(meshes[0])} of mesh {meshes[0]}" + (" (nor by that of the other meshes)" * (len(meshes) > 1)))
     return meshes
 
 # %% ../nbs/09_cli.ipynb #975cd499
@@ -596,6 +624,9 @@ def cmd_plan(args) -> list:
     if args.model not in PRESETS and not (Path(args.model)/'config.json').exists():
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
+    if args.context_length > c.max_position_embeddings:
+        raise ValueError(f"--context_length {args.context_length} is longer than {args.model}'s max_position_embeddings "
+                         f"{c.max_position_embeddings}")
     meshes = _plan_counts(args); _plan_devices(max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes))
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
@@ -610,6 +641,9 @@ def cmd_plan(args) -> list:
     print(f"{'mesh':>16s} {'frozen':>8s} {'trained+opt':>11s} {'temp':>8s} {'peak':>8s}  "
           f"fits {args.device_memory:g} GB")
     for m in meshes:
+        if args.batch_size % (dp := _data_parallel(m)):
+            print(f"{m:>16s}  not planned: --batch_size {args.batch_size} does not split over its {dp} data-parallel "
+                  "devices", flush=True); continue
         pl = plan(c, tc, lcfg, m, device_memory=int(args.device_memory * GB)); rows.append(pl)
         print(f"{m:>16s} {pl.frozen/GB:8.4g} {pl.trained/GB:11.4g} {pl.temp/GB:8.4g} {pl.peak/GB:8.4g}  "
               f"{'yes' if pl.fits else 'no'}", flush=True)
@@ -657,10 +691,12 @@ def cmd_demo(args) -> dict:
         t3 = time.time(); after, preds = exact_match_score(tr, tok, rows, args.max_new_tokens)
         t4 = time.time(); at.after = 'exporting'
         paths = save_outputs(tr, args, Path(args.model) if args.model else real_model_dir()) if args.save_model else {}
+    # elapsed_s counts the run's time, of a resumed run's first part too: this fit's began at `off`
+    off = run[-len(hist) - 1]['elapsed_s'] if len(run) > len(hist) else 0.0
     # seconds from the start of fit to the first step's end (None: a resumed run that had no step left)
-    first = next((r['elapsed_s'] for r in hist if 'loss' in r), None)
+    first = next((r['elapsed_s'] - off for r in hist if 'loss' in r), None)
     # the held-out loss passes: each one's row comes that long after the row before it (fit logs every step)
-    ev_s = sum(r['elapsed_s'] - (p['elapsed_s'] if p else 0.0) for p, r in zip([None] + hist[:-1], hist)
+    ev_s = sum(r['elapsed_s'] - (p['elapsed_s'] if p else off) for p, r in zip([None] + hist[:-1], hist)
                if 'eval_loss' in r)
     t.update(generate=(t2 - t1) + (t4 - t3), first_step_done_at=None if first is None else t2 - t0 + first,
              train=t3 - t2 - ev_s, evaluate=ev_s, exports=time.time() - t4)
@@ -804,8 +840,8 @@ def validate(args):
         check_replaceable(args.output_dir, 'config.json')
     elif args.command == 'generate':
         if not 0 < args.top_p <= 1: raise ValueError(f"--top_p must be in (0, 1], got {args.top_p}")
-        read_prompts(args); model = Path(args.model) if args.model else real_model_dir()
-        check_tokenizer(model, check_model(model))
+        prompts, model = read_prompts(args), Path(args.model) if args.model else real_model_dir()
+        c = check_model(model); prompt_jobs(prompts, check_tokenizer(model, c), c, args.chat, args.max_new_tokens, model)
         if args.adapter and check_adapter_base(args.adapter, model, args.allow_other_base).get('train_type') == 'hqq_lora':
             raise ValueError(f"{args.adapter} was trained over an HQQ 4-bit base, which generate does not rebuild: "
                              f"merge it (felafax_lit export {args.adapter} --output_dir DIR) and give --model DIR")
@@ -823,6 +859,27 @@ def demo_defaults(args):
         args.overwrite = (args.command == 'demo' and not args.resume and (earlier_run(args.output_dir) is None or
                                                                           (Path(args.output_dir)/DEMO_RESULTS).is_file()))
     return args
+
+def given_options(parser, argv:list) -> set:
+    ("The options of command line `argv` that it names, each by its whole name (argparse also takes a prefix that "
+     "names one option).")
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    if not argv or argv[0] not in subs: return set()
+    names, out = [o for a in subs[argv[0]]._actions for o in a.option_strings if o.startswith('--')], set()
+    for t in (a.split('=')[0] for a in argv[1:] if a.startswith('--')):
+        if len(m := [t] if t in names else [n for n in names if n.startswith(t)]) == 1: out.add(m[0])
+    return out
+
+def check_given(args, given:set):
+    ("Refuse options of `train` and `demo` named on the command line (`given`) that the run would not use: LoRA's "
+     "with `--train_type full`, `--dataset_size` with a dataset that is not a synthetic task.")
+    if args.command not in ('train', 'demo'): return
+    if args.train_type == 'full' and (lora := sorted(o for o in given if o.startswith('--lora_'))):
+        raise ValueError(f"{', '.join(lora)}: --train_type full trains every weight and has no LoRA adapter; "
+                         "leave them out, or train lora or qlora")
+    if '--dataset_size' in given and not is_task(args.dataset):
+        raise ValueError(f"--dataset_size sets how many rows a synthetic task generates; {args.dataset} is read whole "
+                         "(leave it out)")
 
 COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generate': cmd_generate, 'demo': cmd_demo}
 
@@ -853,7 +910,8 @@ def main(argv:list|None=None) -> int:
     try:
         with warnings.catch_warnings(), sigterm_interrupts():
             warnings.showwarning = _warning
-            args = build_parser().parse_args(None if argv is None else [str(a) for a in argv])
+            argv, parser = sys.argv[1:] if argv is None else [str(a) for a in argv], build_parser()
+            args = parser.parse_args(argv); check_given(args, given_options(parser, argv))
             validate(demo_defaults(args))
             with output_lock(args.output_dir) if args.command in ('train', 'demo') else contextlib.nullcontext():
                 COMMANDS[args.command](args)   # one command at a time trains into a directory

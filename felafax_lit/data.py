@@ -22,8 +22,8 @@ __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 
            'encode_alpaca', 'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit',
            'Places', 'Ragged', 'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'fill_rows',
            'build_rows', 'padding_fraction', 'trim_padding', 'packed_attention_mask', 'Loader', 'make_task_dataset',
-           'exact_match', 'is_hf_dataset', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset', 'parse_columns', 'is_task',
-           'check_dataset_options', 'load_datasets', 'seed_tasks_path']
+           'exact_match', 'is_hf_dataset', 'hub_reachable', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset',
+           'parse_columns', 'is_task', 'check_dataset_options', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -676,9 +676,40 @@ def _csv_strings(f) -> dict:
 @contextmanager
 def _quiet_hub():
     "huggingface_hub's per-request warnings held back (a failed load is reported in one line with its reason)."
+    import datasets   # first: importing it sets huggingface_hub's level, which would undo ours
     log = logging.getLogger('huggingface_hub'); level = log.level; log.setLevel(logging.ERROR)
     try: yield
     finally: log.setLevel(level)
+
+def hub_reachable(url:str|None=None, timeout:float=5.) -> bool:
+    ("Does a connection to the hub (`url`, default huggingface_hub's endpoint) open within `timeout` seconds? "
+     "Behind a proxy, which only the HTTP client knows how to pass: assumed so.")
+    import os, socket, urllib.parse, huggingface_hub.constants as hc
+    if any(os.environ.get(k) for k in ('HTTPS_PROXY', 'https_proxy', 'ALL_PROXY', 'all_proxy')): return True
+    u = urllib.parse.urlparse(url or hc.ENDPOINT)
+    try: socket.create_connection((u.hostname, u.port or (443 if u.scheme == 'https' else 80)), timeout=timeout).close()
+    except OSError: return False
+    return True
+
+@contextmanager
+def _offline():
+    "datasets and huggingface_hub in offline mode (cached copies only), as `HF_DATASETS_OFFLINE=1` sets it at import."
+    import datasets, huggingface_hub.constants as hc
+    old = datasets.config.HF_HUB_OFFLINE, hc.HF_HUB_OFFLINE
+    datasets.config.HF_HUB_OFFLINE = hc.HF_HUB_OFFLINE = True
+    try: yield
+    finally: datasets.config.HF_HUB_OFFLINE, hc.HF_HUB_OFFLINE = old
+
+def _load_hub(name, hub:str, split:str, config:str|None):
+    ("A hub dataset; with the hub out of reach, its cached copy at once (datasets would retry for ~25 s first), "
+     "or one line saying so.")
+    import datasets, huggingface_hub.constants as hc
+    if datasets.config.HF_HUB_OFFLINE or hub_reachable(): return datasets.load_dataset(hub, config, split=split)
+    with _offline():
+        try: return datasets.load_dataset(hub, config, split=split)
+        except Exception as e:
+            raise DataError(f"dataset {str(name)!r}: the hub ({hc.ENDPOINT}) cannot be reached from here, and the datasets "
+                            f"cache holds no copy of {hub} ({type(e).__name__})") from None
 
 def _load_hf(name, p:Path, hub:str, split:str, config:str|None):
     import datasets
@@ -695,7 +726,7 @@ def _load_hf(name, p:Path, hub:str, split:str, config:str|None):
         fs = _split_files(name, p, files[1], split); _check_files(name, files[0], fs)
         return datasets.load_dataset(files[0], data_files=fs, split='train',
                                      **(_csv_strings(fs[0]) if files[0] == 'csv' else {}))
-    return datasets.load_dataset(hub, config, split=split)
+    return _load_hub(name, hub, split, config)
 
 def load_hf_dataset(name, split:str|None=None, config:str|None=None):
     "`(datasets.Dataset, row map or None)` for `name`: a short name, a local file or directory, or a hub id."
@@ -704,6 +735,7 @@ def load_hf_dataset(name, split:str|None=None, config:str|None=None):
         with _quiet_hub(): return _load_hf(name, Path(str(name)), hub, split or default_split, config), fn
     except DataError: raise
     except Exception as e:
+        if type(e).__name__ == 'DatasetGenerationError' and e.__cause__: e = e.__cause__   # its message names no reason
         why = ' '.join(str(e).split())[:300] or type(e).__name__
         raise DataError(f"dataset {str(name)!r} could not be loaded with HF datasets "
                         f"({type(e).__name__}: {why})") from None
@@ -748,7 +780,7 @@ def is_task(name) -> bool:
 
 def check_dataset_options(dataset, split:str|None=None, config:str|None=None, columns:dict|None=None):
     ("Refuse what `dataset` would ignore: a split, config or column mapping of built-in tasks, a split or config of a "
-     "file, a config of a `save_to_disk` directory (`read_dataset` refuses a column mapping of plain text).")
+     "file (other than 'train', the one it is), a config of a `save_to_disk` directory (`read_dataset` refuses a column mapping of plain text).")
     given, p = (lambda *o: [k for k, v in o if v]), Path(str(dataset))
     if is_task(dataset):
         if opts := given(('--dataset_split', split), ('--dataset_config', config), ('--dataset_columns', columns)):
@@ -758,9 +790,9 @@ def check_dataset_options(dataset, split:str|None=None, config:str|None=None, co
             if config: raise DataError(f"--dataset_config: {dataset} is a save_to_disk directory, with splits but no configs")
         elif p.is_dir() and _data_files(p)[0]:   # a directory of parquet/Arrow/CSV files: splits by file name
             if config: raise DataError(f"--dataset_config: {dataset} is a directory of data files, with no configs")
-        elif opts := given(('--dataset_split', split), ('--dataset_config', config)):
-            raise DataError(f"{', '.join(opts)}: {dataset} is read whole, with no splits or configs (those are for "
-                            "save_to_disk directories, directories of data files and hub ids)")
+        elif opts := given(('--dataset_split', split != 'train' and split), ('--dataset_config', config)):
+            raise DataError(f"{', '.join(opts)}: {dataset} is read whole, as split 'train', with no other splits or "
+                            "configs (those are for save_to_disk directories, directories of data files and hub ids)")
 
 def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   eval_size:int=0, # rows held out (0: none)

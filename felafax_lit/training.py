@@ -12,7 +12,7 @@ import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
 from .core import (TrainError, check_settings, list_checkpoints, 
-                              MetricsLog)
+                              MetricsLog, read_metrics)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
 from .core import output_lock
 from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
@@ -236,12 +236,16 @@ def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_cha
     self._begin(total)
     start = self._resume(loader, allow_changes) if resume else 0
     if not start: self._fresh()
+    try:   # elapsed_s goes on from the run's time at its checkpoint (the time between a stop and its resume not counted)
+        done = max([r['elapsed_s'] for r in read_metrics(out/'metrics.csv') if r['step'] <= start and 'elapsed_s' in r]
+                   if start and out else [], default=0.0)
+    except (OSError, ValueError): done = 0.0
     log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else None,
                      tc.log_to if self.rank == 0 else 'stdout', asdict(tc), append=resume and start > 0, after=start)
     stop, self._halted = self._stop_request(), False
     try:
         with stop or contextlib.nullcontext():
-            rows = self._loop(loader, eval_ds, start, total, until, progress and self.rank == 0, log, stop)
+            rows = self._loop(loader, eval_ds, start, total, until, progress and self.rank == 0, log, stop, done)
     finally: log.close()
     self.history += rows
     if self._halted: raise self._interrupted((stop and stop.signal) or 'a stop request', rows, start, total)
@@ -284,8 +288,8 @@ def _resume(self:TrainerBase, loader:Loader, allow=()) -> int:
 
 # %% ../nbs/08_training.ipynb #004e31ff
 @patch
-def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log, stop=None) -> list:
-    tc, rows, it, t0 = self.tc, [], iter(loader), time.time()
+def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log, stop=None, elapsed:float=0.0) -> list:
+    tc, rows, it, t0 = self.tc, [], iter(loader), time.time() - elapsed   # elapsed: the run's seconds before this call
     if eval_ds is not None and start == 0: rows.append(self._log_eval(eval_ds, 0, log, t0))
     lora = None if tc.train_type == 'full' else self.lora_cfg
     fpt, peak = (train_flops_per_token(self.config, tc.context_length, lora, self._flops_remat),
