@@ -876,7 +876,7 @@ def check_given(args, given:set):
     if args.command not in ('train', 'demo'): return
     if args.train_type == 'full' and (lora := sorted(o for o in given if o.startswith('--lora_'))):
         raise ValueError(f"{', '.join(lora)}: --train_type full trains every weight and has no LoRA adapter; "
-                         "leave them out, or train lora or qlora")
+                         f"leave {'them' if len(lora) > 1 else 'it'} out, or train with --train_type lora or qlora")
     if '--dataset_size' in given and not is_task(args.dataset):
         raise ValueError(f"--dataset_size sets how many rows a synthetic task generates; {args.dataset} is read whole "
                          "(leave it out)")
