@@ -693,12 +693,13 @@ def hub_reachable(url:str|None=None, timeout:float=5.) -> bool:
 
 @contextmanager
 def _offline():
-    "datasets and huggingface_hub in offline mode (cached copies only), as `HF_DATASETS_OFFLINE=1` sets it at import."
+    ("datasets and huggingface_hub in offline mode (cached copies only), as `HF_DATASETS_OFFLINE=1` sets it at import; "
+     "datasets' own warnings held back (its 'offline mode is enabled' would be news to the user; the caller says why).")
     import datasets, huggingface_hub.constants as hc
-    old = datasets.config.HF_HUB_OFFLINE, hc.HF_HUB_OFFLINE
-    datasets.config.HF_HUB_OFFLINE = hc.HF_HUB_OFFLINE = True
+    old, log = (datasets.config.HF_HUB_OFFLINE, hc.HF_HUB_OFFLINE), logging.getLogger('datasets')
+    datasets.config.HF_HUB_OFFLINE = hc.HF_HUB_OFFLINE = True; level = log.level; log.setLevel(logging.ERROR)
     try: yield
-    finally: datasets.config.HF_HUB_OFFLINE, hc.HF_HUB_OFFLINE = old
+    finally: datasets.config.HF_HUB_OFFLINE, hc.HF_HUB_OFFLINE = old; log.setLevel(level)
 
 def _load_hub(name, hub:str, split:str, config:str|None):
     ("A hub dataset; with the hub out of reach, its cached copy at once (datasets would retry for ~25 s first), "
@@ -706,10 +707,12 @@ def _load_hub(name, hub:str, split:str, config:str|None):
     import datasets, huggingface_hub.constants as hc
     if datasets.config.HF_HUB_OFFLINE or hub_reachable(): return datasets.load_dataset(hub, config, split=split)
     with _offline():
-        try: return datasets.load_dataset(hub, config, split=split)
+        try: ds = datasets.load_dataset(hub, config, split=split)
         except Exception as e:
             raise DataError(f"dataset {str(name)!r}: the hub ({hc.ENDPOINT}) cannot be reached from here, and the datasets "
                             f"cache holds no copy of {hub} ({type(e).__name__})") from None
+    warnings.warn(f"the hub ({hc.ENDPOINT}) cannot be reached from here: dataset {hub} is read from the datasets cache")
+    return ds
 
 def _load_hf(name, p:Path, hub:str, split:str, config:str|None):
     import datasets
