@@ -248,10 +248,13 @@ class LoRAConfig:
     rank:int=8 # r: inner dimension of A (in x r) and B (r x out)
     alpha:float=16.0 # the update is scaled by alpha / rank
     dropout:float=0.0 # dropout on the adapter's input (training only)
-    targets:str=LORA_TARGETS_DEFAULT # regex searched in module paths; add `|lm_head` to adapt the head
+    targets:str=LORA_TARGETS_DEFAULT # regex searched in module paths (or PEFT's list of module names); add `|lm_head` to adapt the head
 
     def __post_init__(self):
         import re
+        if isinstance(self.targets, (list, tuple)):   # PEFT's target_modules: module names
+            object.__setattr__(self, 'targets', '(' + '|'.join(re.escape(str(t)) for t in self.targets) + ')$')
+        _check(isinstance(self.targets, str), f"LoRA targets must be a regex or a list of module names, got {self.targets!r}")
         _check(isinstance(self.rank, int) and self.rank > 0, f"LoRA rank must be a positive int, got {self.rank!r}")
         _check(self.alpha > 0, f"LoRA alpha must be > 0, got {self.alpha!r}")
         _check(0 <= self.dropout < 1, f"LoRA dropout must be in [0, 1), got {self.dropout!r}")
@@ -710,6 +713,7 @@ def check_resume(ckpt, saved:dict|None, now:dict, allow=()) -> None:
     ("Raise `TrainError` naming every field in which the run of checkpoint `ckpt` (`saved`) differs from `now`, "
      "unless allowed.")
     if saved is None: return   # written before runs were recorded
+    allow = {s.strip() for s in (allow.split(',') if isinstance(allow, str) else allow)}   # 'max_steps,lr' as the flag
     diff = [k for k in sorted(set(saved) | set(now)) if saved.get(k) != now.get(k) and k not in allow]
     if not diff: return
     show = lambda k: ('' if k in ('model_config', 'base_model', 'dataset')

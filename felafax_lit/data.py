@@ -399,6 +399,9 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
                   name:str='rows',
                   columns:dict|None=None) -> TokenDataset: # fields renamed first (`renamed`: ours -> theirs)
     "Encode and fit `rows` (dicts, or `(where, dict)` pairs; any iterable) into a `TokenDataset`."
+    if not (callable(format) or format in ENCODERS):
+        raise ValueError(f"format must be one of {', '.join(ENCODERS)} (or 'auto' where a file is read) or a callable, "
+                         f"got {format!r}")
     enc = format if callable(format) else ENCODERS[format]   # a callable: (row, tokenizer) -> (ids, mask)
     bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(name, on_bad_row)
     long = BadRows(bad.path, on_long_prompt, 'row(s) with a prompt longer than the context length')
@@ -806,6 +809,10 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
     T, hf = context_length, hf or {}
+    for k, v, lo in (('context_length', T, 1), ('eval_size', eval_size, 0), ('dataset_size', dataset_size, 1),
+                     ('batch_size', batch_size, 1)):   # as core.check_settings checks them (this module imports no core)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"{k} must be a {'positive' if lo else 'non-negative'} int, got {v!r}")
     check_dataset_options(dataset, **hf)
     if is_task(dataset):
         rows = make_task_dataset(dataset_size + eval_size, seed=seed, tasks=tuple(str(dataset).split(',')))

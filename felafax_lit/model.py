@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_model.ipynb #59d48cb5
 from __future__ import annotations
-import math, string
+import math, string, warnings
 from functools import partial
 from typing import Any, Callable
 import numpy as np
@@ -17,7 +17,7 @@ from .core import LlamaConfig
 __all__ = ['QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'pack', 'unpack', 'mixed_einsum', 'Dense', 'RMSNorm',
            'rope_frequencies', 'rope_angles', 'apply_rope', 'attention_mask', 'attend', 'query_blocks', 'keep',
            'Attention', 'swiglu', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step',
-           'sample_token', 'stream', 'generate']
+           'sample_token', 'check_decoding', 'stream', 'generate']
 
 # %% ../nbs/01_model.ipynb #28d90728
 def _subscripts(spec:str, a, b) -> tuple:
@@ -353,11 +353,31 @@ def sample_token(logits, temperature:float=0.0, top_p:float=1.0, rng=None) -> np
     rng = rng if rng is not None else np.random.default_rng()
     return np.array([order[b, rng.choice(ps.shape[1], p=ps[b] / ps[b].sum())] for b in range(len(ps))], np.int32)
 
+def check_decoding(model:Llama, params, prompts:list, max_new_tokens:int, temperature:float, top_p:float):
+    ("Refuse decoding arguments that would fail deep inside or decode garbage without a word; warn where the prompt and "
+     "its new tokens pass the model's positions.")
+    c = model.config
+    if temperature < 0: raise ValueError(f"temperature must be >= 0 (0: greedy), got {temperature}")
+    if not 0 < top_p <= 1: raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if not len(prompts) or any(len(p) == 0 for p in prompts): raise ValueError("every prompt needs at least one token")
+    if bad := [int(t) for p in prompts for t in p if not 0 <= int(t) < c.vocab_size]:
+        raise ValueError(f"token id {bad[0]} is outside the vocabulary (0..{c.vocab_size - 1})")
+    if (n := max(map(len, prompts))) >= c.max_position_embeddings:
+        raise ValueError(f"a prompt of {n} tokens leaves no position to follow it (max_position_embeddings "
+                         f"{c.max_position_embeddings})")
+    if n + max_new_tokens > c.max_position_embeddings:
+        warnings.warn(f"a prompt of {n} tokens and {max_new_tokens} new ones pass the model's {c.max_position_embeddings} "
+                      "positions; what follows them is beyond what it was trained on")
+    if 'lora' in params and model.dense is Dense:
+        raise ValueError("the variables hold an adapter ('lora') that a plain Llama ignores: build the model with "
+                         "lora.lora_model(config, lora_cfg) to apply it")
+
 def stream(model:Llama, params, prompts:list, max_new_tokens:int, eos_token_id=None,
            temperature:float=0.0, top_p:float=1.0, seed:int=0):
     ("Decode id lists `prompts` with a KV cache, yielding `(tokens [B], logits [B,V])` per new position; "
      "done rows repeat EOS.")
     if max_new_tokens < 1: raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    check_decoding(model, params, prompts, max_new_tokens, temperature, top_p)
     variables = params if 'params' in params else {'params': params}
     toks, seg, pos = _left_pad(prompts); B, T = toks.shape; rng = np.random.default_rng(seed)
     eos = np.array([] if eos_token_id is None else np.ravel(eos_token_id), np.int32)
@@ -376,8 +396,8 @@ def generate(model:Llama, params, prompt_ids, max_new_tokens:int, eos_token_id=N
              temperature:float=0.0, top_p:float=1.0, seed:int=0):
     ("Greedy (or sampled) decoding with a KV cache; "
      "returns prompt + new ids (a list for one prompt, else a list of lists).")
-    one = np.ndim(prompt_ids[0]) == 0
-    prompts = [list(prompt_ids)] if one else [list(p) for p in prompt_ids]
+    one = np.ndim(prompt_ids[0]) == 0   # ids come back as ints, whatever the prompt's type (list, NumPy, tensor)
+    prompts = [[int(t) for t in np.ravel(np.asarray(p))] for p in ([prompt_ids] if one else prompt_ids)]
     new, all_logits = zip(*stream(model, params, prompts, max_new_tokens, eos_token_id, temperature, top_p, seed))
     out = [p + [int(x[b]) for x in new] for b, p in enumerate(prompts)]
     out = out[0] if one else out

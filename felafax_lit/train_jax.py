@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
-from .training import TrainConfig, TrainerBase, check_backend, lr_schedule, activation_bytes
+from .training import TrainConfig, TrainerBase, check_backend, lr_schedule, activation_bytes, check_trainer_args
 from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
@@ -338,8 +338,9 @@ class Trainer(TrainerBase):
     backend = 'jax'
     def __init__(self, model, # an HF model directory (streamed onto the mesh), or a (LlamaConfig, params) pair
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, mesh:Mesh|None=None):
-        self.lora_cfg, self.mesh = lora, mesh or default_mesh()
+        self.mesh = mesh or default_mesh()
         self.config = LlamaConfig.from_pretrained(model) if isinstance(model, (str, Path)) else model[0]
+        self.lora_cfg = lora = check_trainer_args(tc, lora, self.config)   # None: the default adapter
         self.tc = tc = settle_remat(tc, self.config, self.mesh)   # refuses what this trainer lacks, before any weight
         self.rank, self.world = jax.process_index(), jax.process_count()
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None

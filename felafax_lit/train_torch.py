@@ -23,7 +23,7 @@ from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity, load_tokenizer
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
-from .training import interrupted_outside_steps
+from .training import interrupted_outside_steps, check_trainer_args
 from .core import list_checkpoints
 from .data import Loader, packed_attention_mask, load_datasets, trim_padding
 from .quant_torch import load_quantized, empty_model, _place, _finish
@@ -264,13 +264,13 @@ class Trainer(TrainerBase):
     backend = 'torch'
     def __init__(self, model_dir, # HF model directory
                  tc:TrainConfig=TrainConfig(), lora:LoRAConfig|None=LoRAConfig(), output_dir=None, device=None):
-        self.tc, self.model_dir = check_backend(tc, 'torch'), Path(model_dir)
-        self.lora_cfg = None if tc.train_type == 'full' else lora or LoRAConfig()
+        self.model_dir, self.config = Path(model_dir), LlamaConfig.from_pretrained(model_dir)
+        lora = check_trainer_args(tc, lora, self.config); self.tc = check_backend(tc, 'torch')
+        self.lora_cfg = None if tc.train_type == 'full' else lora
         self.rank, self.world = _rank_world()
         if tc.batch_size % self.world:
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the number of processes {self.world}")
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None
-        self.config = LlamaConfig.from_pretrained(model_dir)
         self.base_identity = self.base_checkpoint = checkpoint_identity(self.model_dir)
         self.device = torch.device(device) if device else default_device()
         self.model = build_model(model_dir, tc, self.lora_cfg, self.device)

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from .core import (TrainError, check_settings, list_checkpoints, 
                               MetricsLog, read_metrics)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
-from .core import output_lock
+from .core import output_lock, earlier_run, LoRAConfig
 from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
 from .data import Loader, TokenDataset, build_rows
 
@@ -22,8 +22,8 @@ from .data import Loader, TokenDataset, build_rows
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
            'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
            'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase',
-           'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'free_port', 'thp_mode', 'hugepage_env',
-           'launch', 'run_fresh']
+           'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'check_trainer_args', 'check_dataset',
+           'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -212,6 +212,29 @@ def interrupted_outside_steps(sig:str, ckpt_dir, # the run's checkpoints (None: 
                                + (f"; the newest checkpoint is still {ck[0]}" if ck else ""), sig)
 
 # %% ../nbs/08_training.ipynb #0d0b4e89
+def check_trainer_args(tc, lora, config:LlamaConfig) -> LoRAConfig|None:
+    ("Both trainers' check of their arguments, before any weight is read: `tc` a `TrainConfig`, `lora` a `LoRAConfig` "
+     "or None, `tc.context_length` within the model's positions; the LoRA settings to train with (`LoRAConfig()` for "
+     "None, `lora` as given for full training).")
+    _check(isinstance(tc, TrainConfig), f"tc must be a TrainConfig, got {type(tc).__name__} (TrainConfig(**d) makes one "
+                                        "from a dict)")
+    _check(lora is None or isinstance(lora, LoRAConfig), f"lora must be a LoRAConfig or None, got {type(lora).__name__}")
+    _check(tc.context_length <= config.max_position_embeddings,
+           f"context_length {tc.context_length} is longer than the model's max_position_embeddings "
+           f"{config.max_position_embeddings}")
+    return lora if tc.train_type == 'full' else lora or LoRAConfig()
+
+def check_dataset(tc:TrainConfig, ds, name:str='train_ds'):
+    ("Refuse what `fit` cannot train on and `evaluate` cannot evaluate (`name` the argument): not a `TokenDataset`, no "
+     "examples, examples longer than the context.")
+    hint = (" (load_datasets returns (train, held-out, rows): pass its first two)" if isinstance(ds, tuple) else
+            " (data.load_datasets or read_dataset makes one)")
+    _check(isinstance(ds, TokenDataset), f"{name} must be a TokenDataset, got {type(ds).__name__}{hint}")
+    _check(len(ds.lengths) > 0, f"{name} holds no examples")
+    _check((n := int(ds.lengths.max())) <= tc.context_length + 1,   # a row of T + 1 ids: T inputs, T targets
+           f"{name} holds examples of {n} tokens, more than context_length {tc.context_length} + 1: build it with the "
+           f"trainer's context_length ({tc.context_length}), or raise TrainConfig.context_length")
+
 @patch
 def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False,
         until:int|None=None, progress:bool=True,
@@ -224,10 +247,12 @@ def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None,
 @patch
 def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_changes) -> list:
     tc, out = self.tc, self.output_dir
+    check_dataset(tc, train_ds)
+    if eval_ds is not None: check_dataset(tc, eval_ds, 'eval_ds')
     _check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
-    ck = [] if resume or out is None else list_checkpoints(self.ckpt_dir)
-    _check(not ck, f"{out} holds checkpoints of an earlier run (up to {ck[-1].name if ck else ''}): continue it with "
-                   "resume=True (--resume), start over there after core.clear_run (--overwrite), or use another output_dir")
+    left = None if resume or out is None else earlier_run(out)
+    _check(not left, f"{out} holds an earlier run ({left}): continue it with resume=True (--resume), start over there "
+                     "after core.clear_run (--overwrite), or use another output_dir")
     loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed,
                     pack=tc.pack)
     total = tc.max_steps or tc.num_epochs * loader.steps(0)
@@ -334,7 +359,8 @@ def _diverged(self:TrainerBase, step:int, m:dict):
 @patch
 def evaluate(self:TrainerBase, ds:TokenDataset, batch_size:int|None=None) -> float:
     "Mean next-token loss per trained-on token over all of `ds` (packed as in training; the last batch padded)."
-    bs = batch_size or self.tc.batch_size; rows = build_rows(ds, self.tc.context_length, pack=self.tc.pack)
+    check_dataset(self.tc, ds, 'ds'); bs = batch_size or self.tc.batch_size
+    rows = build_rows(ds, self.tc.context_length, pack=self.tc.pack)
     n = -(-len(rows['tokens']) // bs) * bs
     rows = {k: np.concatenate([v, np.zeros((n - len(v), v.shape[1]), v.dtype)]) for k, v in rows.items()}
     s, c = self._eval_sums(rows, bs); return float(s / max(float(c), 1.0))
