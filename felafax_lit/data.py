@@ -16,7 +16,7 @@ import numpy as np
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'BATCH_KEYS', 'WORDS', 'TASKS', 'HF_SUFFIXES',
+__all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'HF_SUFFIXES', 'BATCH_KEYS', 'WORDS', 'TASKS',
            'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'ROW_FIELDS', 'SEED_TASKS', 'DataError', 'BadRows',
            'iter_json_rows', 'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'renamed',
            'encode_alpaca', 'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit',
@@ -423,6 +423,8 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
     return ex.build(where_, cut, skipped)
 
 # %% ../nbs/07_data.ipynb #60ea6cfb
+HF_SUFFIXES = {'.parquet': 'parquet', '.arrow': 'arrow', '.csv': 'csv'}   # files read through HF datasets
+
 def read_dataset(path, tokenizer, context_length:int,
                  format:str='auto', # 'alpaca', 'chat', 'text', 'completion' or 'auto' (from the first row's fields)
                  on_bad_row:str='raise', # 'raise' or 'skip' malformed rows
@@ -431,6 +433,9 @@ def read_dataset(path, tokenizer, context_length:int,
                  columns:dict|None=None) -> TokenDataset: # JSON rows: our field names -> theirs
     ("Read, encode and fit a dataset file (or a directory of `.txt` files) into a `TokenDataset`, "
      "row by row as the file is read.")
+    if (kind := HF_SUFFIXES.get(Path(path).suffix)):
+        raise DataError(f"{path} is a {kind} file, which read_hf_dataset (or load_datasets) reads through HF datasets; "
+                        "read_dataset reads JSON, JSONL and text")
     bad, plain = BadRows(path, on_bad_row), Path(path).suffix == '.txt' or Path(path).is_dir()
     if plain and columns: raise DataError(f"{path}: plain text has no columns to map (--dataset_columns)")
     if format == 'auto' and plain: format = 'text'
@@ -614,7 +619,6 @@ def exact_match(pred:str, ref:str) -> bool:
     return ' '.join(pred.split()) == ' '.join(ref.split())
 
 # %% ../nbs/07_data.ipynb #0c41e7d7
-HF_SUFFIXES = {'.parquet': 'parquet', '.arrow': 'arrow', '.csv': 'csv'}
 FILE_SUFFIXES = ('.json', '.jsonl', '.txt', *HF_SUFFIXES)   # a missing file so named is not a hub id
 ASSISTANT = '### Assistant: '
 

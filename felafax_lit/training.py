@@ -80,6 +80,9 @@ class TrainConfig:
                       ('log_to', LOG_TO), ('remat', REMATS)):
             _check(getattr(self, k) in ok, f"{k} must be one of {', '.join(ok)}, got {getattr(self, k)!r}")
         check_settings({f.name: getattr(self, f.name) for f in fields(self)})
+        for f in fields(self):   # a bool field given 'no' would read as true without a word (0 and 1 are fine)
+            if f.type in ('bool', bool) and not (isinstance(v := getattr(self, f.name), (bool, int, np.bool_)) and v in (0, 1)):
+                raise TrainError(f"{f.name} must be True or False, got {v!r}")
 
 # %% ../nbs/08_training.ipynb #bf21dc96
 @patch(cls_method=True)
