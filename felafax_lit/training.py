@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_training.ipynb #59a81f7d
 from __future__ import annotations
-import contextlib, json, math, os, platform, re, signal, socket, subprocess, sys, threading, time
+import contextlib, json, math, os, platform, re, signal, socket, subprocess, sys, threading, time, warnings
 from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,9 @@ class TrainConfig:
         for f in fields(self):   # a bool field given 'no' would read as true without a word (0 and 1 are fine)
             if f.type in ('bool', bool) and not (isinstance(v := getattr(self, f.name), (bool, int, np.bool_)) and v in (0, 1)):
                 raise TrainError(f"{f.name} must be True or False, got {v!r}")
+        if self.max_steps and self.warmup_steps and self.warmup_steps >= self.max_steps:
+            warnings.warn(f"warmup_steps {self.warmup_steps} is not below max_steps {self.max_steps}: the learning rate "
+                          f"never reaches lr {self.lr:g}")
 
 # %% ../nbs/08_training.ipynb #bf21dc96
 @patch(cls_method=True)
@@ -252,6 +255,7 @@ def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_cha
     tc, out = self.tc, self.output_dir
     check_dataset(tc, train_ds)
     if eval_ds is not None: check_dataset(tc, eval_ds, 'eval_ds')
+    elif tc.eval_steps: warnings.warn(f"eval_steps {tc.eval_steps}: no held-out set (eval_ds) to evaluate on")
     _check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
     left = None if resume or out is None else earlier_run(out)
     _check(not left, f"{out} holds an earlier run ({left}): continue it with resume=True (--resume), start over there "
