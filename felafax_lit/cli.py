@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, time, types, warnings
 from pathlib import Path
 import numpy as np
-from .core import LoRAConfig, LlamaConfig, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
+from .core import LoRAConfig, LlamaConfig, check_context, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
 from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run, check_not_in_use, EXPORTS
@@ -624,9 +624,7 @@ def cmd_plan(args) -> list:
     if args.model not in PRESETS and not (Path(args.model)/'config.json').exists():
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
-    if args.context_length > c.max_position_embeddings:
-        raise ValueError(f"--context_length {args.context_length} is longer than {args.model}'s max_position_embeddings "
-                         f"{c.max_position_embeddings}")
+    check_context(args.context_length, c, args.model, '--')
     meshes = _plan_counts(args); _plan_devices(max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes))
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
@@ -743,9 +741,7 @@ def check_model(path, context_length:int|None=None) -> LlamaConfig:
     if not (Path(path)/'config.json').exists() and (hint := run_dir_exports(path)):
         raise FileNotFoundError(f"{path} is not an HF model directory (no config.json){hint}")
     c = LlamaConfig.from_pretrained(path); model_shards(path)
-    if context_length and context_length > c.max_position_embeddings:
-        raise ValueError(f"--context_length {context_length} is longer than {path}'s max_position_embeddings "
-                         f"{c.max_position_embeddings}")
+    if context_length: check_context(context_length, c, path, '--')
     return c
 
 @functools.lru_cache(maxsize=2)

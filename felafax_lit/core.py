@@ -16,13 +16,13 @@ __all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_N
            'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES',
            'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection',
            'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
-           'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_settings',
-           'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'check_not_in_use', 'earlier_run',
-           'clear_run', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config', 'write_adapter',
-           'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header', 'model_shards',
-           'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity', 'arrays_identity',
-           'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'load_tokenizer',
-           'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
+           'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_context',
+           'check_settings', 'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'check_not_in_use',
+           'earlier_run', 'clear_run', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
+           'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header',
+           'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity',
+           'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf',
+           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -347,6 +347,11 @@ INT_SETTINGS = {**dict.fromkeys(('batch_size', 'gradient_accumulation_steps', 'c
                 **dict.fromkeys(('warmup_steps', 'eval_steps', 'save_steps', 'eval_size', 'seed'), 0)}  # lowest allowed
 POSITIVE_SETTINGS, NONNEGATIVE_SETTINGS = (('lr', 'lora_alpha', 'device_memory'),
                                            ('weight_decay', 'max_grad_norm', 'temperature'))
+
+def check_context(context_length:int, c:LlamaConfig, model='the model', flag:str='') -> None:
+    "Refuse a `context_length` (the option `flag` + 'context_length') beyond `model`'s positions (config `c`)."
+    _check(context_length <= c.max_position_embeddings, f"{flag}context_length {context_length} is longer than "
+           f"{model}'s max_position_embeddings {c.max_position_embeddings}")
 
 def check_settings(d:dict, flag:str='') -> None:
     "Raise `TrainError` naming the first numeric setting in `d` out of its range (None means 'not set')."

@@ -14,6 +14,7 @@ from typing import Iterator
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
+from .core import check_settings   # stdlib only: this module stays free of JAX and PyTorch
 
 # %% auto #0
 __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 'HF_SUFFIXES', 'BATCH_KEYS', 'WORDS', 'TASKS',
@@ -813,10 +814,7 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
     T, hf = context_length, hf or {}
-    for k, v, lo in (('context_length', T, 1), ('eval_size', eval_size, 0), ('dataset_size', dataset_size, 1),
-                     ('batch_size', batch_size, 1)):   # as core.check_settings checks them (this module imports no core)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ValueError(f"{k} must be a {'positive' if lo else 'non-negative'} int, got {v!r}")
+    check_settings(dict(context_length=T, eval_size=eval_size, dataset_size=dataset_size, batch_size=batch_size))
     check_dataset_options(dataset, **hf)
     if is_task(dataset):
         rows = make_task_dataset(dataset_size + eval_size, seed=seed, tasks=tuple(str(dataset).split(',')))

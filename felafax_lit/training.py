@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from .core import (TrainError, check_settings, list_checkpoints, 
                               MetricsLog, read_metrics)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
-from .core import output_lock, earlier_run, LoRAConfig
+from .core import output_lock, earlier_run, LoRAConfig, check_context
 from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
 from .data import Loader, TokenDataset, build_rows
 
@@ -225,9 +225,7 @@ def check_trainer_args(tc, lora, config:LlamaConfig) -> LoRAConfig|None:
     _check(isinstance(tc, TrainConfig), f"tc must be a TrainConfig, got {type(tc).__name__} (TrainConfig(**d) makes one "
                                         "from a dict)")
     _check(lora is None or isinstance(lora, LoRAConfig), f"lora must be a LoRAConfig or None, got {type(lora).__name__}")
-    _check(tc.context_length <= config.max_position_embeddings,
-           f"context_length {tc.context_length} is longer than the model's max_position_embeddings "
-           f"{config.max_position_embeddings}")
+    check_context(tc.context_length, config)
     return lora if tc.train_type == 'full' else lora or LoRAConfig()
 
 def check_dataset(tc:TrainConfig, ds, name:str='train_ds'):
