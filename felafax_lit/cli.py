@@ -423,6 +423,7 @@ def cmd_export(args) -> dict:
     from felafax_lit.core import LlamaConfig, writable_dir
     from felafax_lit.conversion import save_hf
     from felafax_lit.lora import load_peft, merge_lora
+    from felafax_lit.quant_jax import dequantize_params
     base = Path(args.model) if args.model else real_model_dir(); info = check_adapter(args.adapter)
     tt = args.train_type or info.get('train_type', 'lora')
     dtype = jnp.bfloat16 if tt == 'qlora' and info.get('precision') == 'bf16' else jnp.float32  # the base it trained on
@@ -434,7 +435,7 @@ def cmd_export(args) -> dict:
     lcfg, lora = load_peft(args.adapter, c)
     params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
     f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
-    p = save_hf(jax.tree.map(f32, merge_lora(params, lora, lcfg)), c, args.output_dir, dtype=np.float32,
+    p = save_hf(jax.tree.map(f32, dequantize_params(merge_lora(params, lora, lcfg))), c, args.output_dir, dtype=np.float32,
                 copy_files_from=base)
     print(f"merged ({tt}) model: {p}"); return {'merged': p}
 

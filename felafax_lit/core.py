@@ -150,7 +150,7 @@ def to_hf(self:LlamaConfig) -> dict:
 def from_pretrained(cls:LlamaConfig, path:str|Path) -> LlamaConfig:
     "Read `config.json` from an HF model directory (or the json file itself)."
     p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"No such file or directory: {str(p)!r}")
+    if not p.exists(): raise FileNotFoundError(f"no model directory at {str(p)!r} (No such file or directory)")
     f = p/'config.json' if p.is_dir() else p
     if not f.exists(): raise FileNotFoundError(f"{str(p)!r} has no config.json: not an HF model directory")
     try: d = json.loads(f.read_text(encoding='utf-8-sig'))

@@ -438,7 +438,7 @@ def read_dataset(path, tokenizer, context_length:int,
         raise DataError(f"{path} is a {kind} file, which read_hf_dataset (or load_datasets) reads through HF datasets; "
                         "read_dataset reads JSON, JSONL and text")
     bad, plain = BadRows(path, on_bad_row), Path(path).suffix == '.txt' or Path(path).is_dir()
-    if plain and columns: raise DataError(f"{path}: plain text has no columns to map (--dataset_columns)")
+    if plain and columns: raise DataError(f"{path}: plain text has no columns to map (columns, --dataset_columns)")
     if format == 'auto' and plain: format = 'text'
     rows = iter_text_rows(path, text_per, bad) if plain else iter_json_rows(path, bad)
     if format == 'auto':
@@ -777,10 +777,10 @@ def parse_columns(spec:str|None) -> dict|None:
     if not spec: return None
     pairs = [s.split('=') for s in spec.split(',') if s.strip()]
     if any(len(p) != 2 or not p[0].strip() or not p[1].strip() for p in pairs):
-        raise ValueError(f"--dataset_columns must look like instruction=question,output=answer, got {spec!r}")
+        raise ValueError(f"columns (--dataset_columns) must look like instruction=question,output=answer, got {spec!r}")
     out = {a.strip(): b.strip() for a, b in pairs}
     if bad := [k for k in out if k not in ROW_FIELDS]:
-        raise ValueError(f"--dataset_columns: {bad[0]!r} is not one of our fields: {', '.join(ROW_FIELDS[:7])} "
+        raise ValueError(f"columns (--dataset_columns): {bad[0]!r} is not one of our fields: {', '.join(ROW_FIELDS[:7])} "
                          f"(and {', '.join(ROW_FIELDS[7:])} for orca_math and sql)")
     return out
 
@@ -794,14 +794,16 @@ def check_dataset_options(dataset, split:str|None=None, config:str|None=None, co
      "file (other than 'train', the one it is), a config of a `save_to_disk` directory (`read_dataset` refuses a column mapping of plain text).")
     given, p = (lambda *o: [k for k, v in o if v]), Path(str(dataset))
     if is_task(dataset):
-        if opts := given(('--dataset_split', split), ('--dataset_config', config), ('--dataset_columns', columns)):
+        if opts := given(('split (--dataset_split)', split), ('config (--dataset_config)', config),
+                     ('columns (--dataset_columns)', columns)):
             raise DataError(f"{', '.join(opts)}: the built-in tasks ({dataset}) have no splits, configs or columns")
     elif p.exists():
         if _saved(p):
-            if config: raise DataError(f"--dataset_config: {dataset} is a save_to_disk directory, with splits but no configs")
+            if config: raise DataError(f"config (--dataset_config): {dataset} is a save_to_disk directory, with splits but no configs")
         elif p.is_dir() and _data_files(p)[0]:   # a directory of parquet/Arrow/CSV files: splits by file name
-            if config: raise DataError(f"--dataset_config: {dataset} is a directory of data files, with no configs")
-        elif opts := given(('--dataset_split', split != 'train' and split), ('--dataset_config', config)):
+            if config: raise DataError(f"config (--dataset_config): {dataset} is a directory of data files, with no configs")
+        elif opts := given(('split (--dataset_split)', split != 'train' and split),
+                           ('config (--dataset_config)', config)):
             raise DataError(f"{', '.join(opts)}: {dataset} is read whole, as split 'train', with no other splits or "
                             "configs (those are for save_to_disk directories, directories of data files and hub ids)")
 
@@ -811,9 +813,12 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   seed:int=42, on_bad_row:str='raise',
                   # rows one optimizer step takes, and packing, to check the data fills one
                   batch_size:int=1, pack:bool=True,
-                  hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns
+                  hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns (a dict or 'instruction=question,...')
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
-    T, hf = context_length, hf or {}
+    T, hf = context_length, dict(hf or {})
+    if bad := sorted(set(hf) - {'split', 'config', 'columns'}):
+        raise DataError(f"hf: unknown key {bad[0]!r}; its keys are split, config and columns")
+    if isinstance(hf.get('columns'), str): hf['columns'] = parse_columns(hf['columns'])   # as the flag writes it
     check_settings(dict(context_length=T, eval_size=eval_size, dataset_size=dataset_size, batch_size=batch_size))
     check_dataset_options(dataset, **hf)
     if is_task(dataset):

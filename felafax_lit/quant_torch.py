@@ -17,8 +17,8 @@ from .core import LlamaConfig, PROJECTION_NAMES, tensor_files
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 
 # %% auto #0
-__all__ = ['QUANT_TYPES', 'read_hf_config', 'empty_model', 'quantize_linear', 'load_quantized', 'quantized_linears',
-           'count_quantized', 'model_nbytes']
+__all__ = ['QUANT_TYPES', 'read_hf_config', 'empty_model', 'quantize_linear', 'check_device', 'load_quantized',
+           'quantized_linears', 'count_quantized', 'model_nbytes']
 
 # %% ../nbs/05b_quant_torch.ipynb #1d54c289
 QUANT_TYPES = ('nf4', 'hqq', None)
@@ -113,6 +113,15 @@ def _bcast_obj(obj, rank):
     return box[0]
 
 # %% ../nbs/05b_quant_torch.ipynb #326ecc95
+def check_device(device) -> torch.device:
+    "`device` as a `torch.device`; a CUDA device this PyTorch does not see is refused in one line."
+    try: d = torch.device(device)
+    except (RuntimeError, TypeError) as e: raise ValueError(f"device {device!r} is not a torch device ({e})") from None
+    if d.type == 'cuda' and (d.index or 0) >= (n := torch.cuda.device_count() if torch.cuda.is_available() else 0):
+        raise ValueError(f"device {device!r}: this PyTorch ({torch.__version__}) sees "
+                         + (f"{n} CUDA GPU(s), cuda:0 to cuda:{n - 1}" if n else "no CUDA GPU; use 'cpu'"))
+    return d
+
 def load_quantized(path:str|Path, # HF model directory: config.json + model.safetensors or a sharded index
                    quant:str|None='nf4', # 'nf4' (bitsandbytes), 'hqq' (HQQ 4-bit) or None (no quantization)
                    compute_dtype:torch.dtype=torch.bfloat16, # dtype of non-quantized weights, activations, nf4 storage
@@ -121,7 +130,7 @@ def load_quantized(path:str|Path, # HF model directory: config.json + model.safe
                    progress:bool=True, # show a tqdm bar (rank 0 only)
                   ) -> LlamaForCausalLM:
     "Build `LlamaForCausalLM` on meta and stream `path` into it tensor by tensor, quantizing the decoder projections."
-    _check_quant(quant)
+    _check_quant(quant); device = check_device(device)
     rank, world, comm = _dist()
     share = rank0_only and world > 1
     plan = err = cfg = None

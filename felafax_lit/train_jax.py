@@ -22,7 +22,7 @@ from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
 from .conversion import save_hf
-from .quant_jax import quantize_params
+from .quant_jax import quantize_params, dequantize_params
 from .sharding import make_mesh, named_shardings, opt_state_shardings, batch_spec
 from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_RULES, FSDP_TP_RULES,
                                   BATCH_KEYS)
@@ -434,10 +434,12 @@ def _device_kind(self:Trainer) -> str: return jax.devices()[0].device_kind
 
 # %% ../nbs/08a_train_jax.ipynb #f730d65d
 @patch
-def merged_params(self:Trainer) -> dict:
-    "Dense float32 params of the trained model (adapters merged; NF4 kernels dequantized)."
+def merged_params(self:Trainer, adapters:bool=True) -> dict:
+    ("Dense float32 params of the trained model: adapters merged (`adapters=False`: the base alone; a full fine-tune "
+     "has none), every NF4 kernel dequantized, with or without an adapter.")
     if self.tc.train_type == 'full': return _cast(self.trained, jnp.float32)
-    return _cast(merge_lora(self.frozen, self.trained, self.lora_cfg), jnp.float32)
+    base = merge_lora(self.frozen, self.trained, self.lora_cfg) if adapters else self.frozen
+    return _cast(dequantize_params(base), jnp.float32)
 
 @patch
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
@@ -447,9 +449,10 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     return save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, path, base_model_name_or_path, record)
 
 @patch
-def save_merged(self:Trainer, path, copy_files_from=None) -> Path:
-    "Write the trained model, adapters merged, as an HF model directory (float32 safetensors)."
-    return save_hf(jax.device_get(self.merged_params()), self.config, path, dtype=np.float32,
+def save_merged(self:Trainer, path, copy_files_from=None, adapters:bool=True) -> Path:
+    ("Write the trained model, adapters merged, as an HF model directory (float32 safetensors); `adapters=False`: "
+     "the dense base alone (for QLoRA the dequantized NF4 base, onto which PEFT loads the adapter as it trained).")
+    return save_hf(jax.device_get(self.merged_params(adapters)), self.config, path, dtype=np.float32,
                    copy_files_from=copy_files_from)
 
 # %% ../nbs/08a_train_jax.ipynb #fa89397d

@@ -26,7 +26,7 @@ from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, St
 from .training import interrupted_outside_steps, check_trainer_args
 from .core import list_checkpoints
 from .data import Loader, packed_attention_mask, load_datasets, trim_padding
-from .quant_torch import load_quantized, empty_model, _place, _finish
+from .quant_torch import load_quantized, empty_model, _place, _finish, check_device
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
                               eval_mode)
 from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
@@ -272,7 +272,7 @@ class Trainer(TrainerBase):
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the number of processes {self.world}")
         self.output_dir = writable_dir(output_dir) if output_dir is not None else None
         self.base_identity = self.base_checkpoint = checkpoint_identity(self.model_dir)
-        self.device = torch.device(device) if device else default_device()
+        self.device = check_device(device) if device else default_device()
         self.model = build_model(model_dir, tc, self.lora_cfg, self.device)
         self.mm_tuning = (tune_cpu_matmuls(self.model, tc.batch_size // self.world * tc.context_length)
                           if self.device.type == 'cpu' else [])    # CPU matmul shapes measured faster in blocks
