@@ -8,7 +8,7 @@ import argparse, contextlib, functools, importlib.util, json, os, re, shlex, sig
 from pathlib import Path
 import numpy as np
 from .core import LoRAConfig, LlamaConfig, check_context, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
-from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES
+from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES, RUN_OUTPUTS
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
 from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run, check_not_in_use, EXPORTS
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
@@ -22,7 +22,7 @@ __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'COMMANDS'
            'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_jobs',
            'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
            'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
-           'validate', 'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
+           'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -249,7 +249,8 @@ def _export_args(p):
       help="merge even if the adapter's record names other base weights than --model's")
     a('--train_type', default=None, choices=('lora', 'qlora', 'hqq_lora'),
       help="qlora / hqq_lora: merge into the NF4- / HQQ-dequantized base the adapter was trained against "
-           "(default: as recorded by felafax_lit train, else lora)")
+           "(default: as recorded by felafax_lit train, else lora; a bf16 run's adapter is merged into the bf16 "
+           "base it trained on)")
 
 # %% ../nbs/09_cli.ipynb #a426438e
 def _plan_args(p):
@@ -426,7 +427,7 @@ def cmd_export(args) -> dict:
     from felafax_lit.quant_jax import dequantize_params
     base = Path(args.model) if args.model else real_model_dir(); info = check_adapter(args.adapter)
     tt = args.train_type or info.get('train_type', 'lora')
-    dtype = jnp.bfloat16 if tt == 'qlora' and info.get('precision') == 'bf16' else jnp.float32  # the base it trained on
+    dtype = jnp.bfloat16 if tt in ('lora', 'qlora') and info.get('precision') == 'bf16' else jnp.float32  # its base's
     writable_dir(Path(args.output_dir).parent)
     c = LlamaConfig.from_pretrained(base)
     if tt == 'hqq_lora':
@@ -435,7 +436,7 @@ def cmd_export(args) -> dict:
     lcfg, lora = load_peft(args.adapter, c)
     params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
     f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
-    p = save_hf(jax.tree.map(f32, dequantize_params(merge_lora(params, lora, lcfg))), c, args.output_dir, dtype=np.float32,
+    p = save_hf(jax.tree.map(f32, dequantize_params(merge_lora(params, lora, lcfg, jnp.float32))), c, args.output_dir, dtype=np.float32,
                 copy_files_from=base)
     print(f"merged ({tt}) model: {p}"); return {'merged': p}
 
@@ -798,6 +799,12 @@ def _useful_rank(c:LlamaConfig, lora:LoRAConfig) -> int:
     sides = [min(p.shape(c)) for p in PROJECTIONS if lora.matches(p.path)]
     return max(sides + ([min(c.hidden_size, c.vocab_size)] if not c.tie_word_embeddings and lora.matches('lm_head') else []))
 
+def check_outside(path, out, flag:str):
+    "Refuse when input `path` (given as `flag`) is `out`, or lies in it, which the command writes over."
+    p, o = Path(path).resolve(), Path(out).resolve()
+    if p == o or o in p.parents:
+        raise ValueError(f"{flag} {path} is in {out}, which this command writes over: choose another --output_dir")
+
 def validate(args):
     "Check a parsed command line, and the model, tokenizer, adapter and packages it names, before anything is loaded."
     check_settings(vars(args), '--')
@@ -822,6 +829,9 @@ def validate(args):
         for sub, mark in EXPORTS.items():
             check_replaceable(Path(args.output_dir)/sub, mark)
         model = Path(args.model) if args.model else real_model_dir(); c = check_model(model, args.context_length)
+        for n in RUN_OUTPUTS:   # what a run writes over (or removes, with --overwrite) in its directory
+            check_outside(model, Path(args.output_dir)/n, '--model')
+            if not is_task(args.dataset): check_outside(args.dataset, Path(args.output_dir)/n, '--dataset')
         if c.tie_word_embeddings and 'lm_head' in lora_targets(args.lora_target_modules):
             raise ValueError(f"--lora_target_modules lm_head: {model} ties its output head to the token embedding "
                              "(tie_word_embeddings), so it has no separate head to adapt; leave lm_head out")
@@ -834,6 +844,7 @@ def validate(args):
     elif args.command == 'export':
         model = Path(args.model) if args.model else real_model_dir(); check_model(model)
         check_adapter_base(args.adapter, model, args.allow_other_base)
+        check_outside(model, args.output_dir, '--model'); check_outside(args.adapter, args.output_dir, 'the adapter')
         check_replaceable(args.output_dir, 'config.json')
     elif args.command == 'generate':
         if not 0 < args.top_p <= 1: raise ValueError(f"--top_p must be in (0, 1], got {args.top_p}")

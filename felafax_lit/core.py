@@ -716,8 +716,14 @@ def run_identity(tc:dict, lora:dict|None, model_config:dict, base:str, data:str)
 
 def check_resume(ckpt, saved:dict|None, now:dict, allow=()) -> None:
     ("Raise `TrainError` naming every field in which the run of checkpoint `ckpt` (`saved`) differs from `now`, "
-     "unless allowed.")
+     "unless allowed; what decides the trained weights (LoRA rank and targets, full or adapters) never is.")
     if saved is None: return   # written before runs were recorded
+    tts = saved.get('train_type'), now.get('train_type')
+    if fixed := [k for k in ('lora.rank', 'lora.targets') if saved.get(k) != now.get(k)] + \
+                (['train_type'] if 'full' in tts and tts[0] != tts[1] else []):
+        raise TrainError(f"cannot resume from {ckpt}: {', '.join(f'{k} (checkpoint {saved.get(k)!r}, now {now.get(k)!r})' for k in fixed)} "
+                         "decides which weights the run trains, so a resume cannot change it (trained weights would be "
+                         "dropped or missing); start a new run in another output directory")
     allow = {s.strip() for s in (allow.split(',') if isinstance(allow, str) else allow)}   # 'max_steps,lr' as the flag
     diff = [k for k in sorted(set(saved) | set(now)) if saved.get(k) != now.get(k) and k not in allow]
     if not diff: return

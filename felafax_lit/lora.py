@@ -75,19 +75,20 @@ def lora_loss(lora:dict, params:dict, model:Llama, batch:dict, rngs=None):
     return (ce * m).sum() / jnp.maximum(m.sum(), 1)
 
 # %% ../nbs/04_lora.ipynb #22e8b654
-def _fold(params:dict, lora:dict, scale:float, sign:float) -> dict:
+def _fold(params:dict, lora:dict, scale:float, sign:float, dtype=None) -> dict:
     flat = dict(flatten_dict(params)); ad = flatten_dict(lora)
     for path in {k[:-1] for k in ad}:
         k = flat[path + ('kernel',)]
         k = k.dequantize(jnp.float32) if hasattr(k, 'dequantize') else k
         delta = jnp.matmul(ad[path + ('lora_a',)].astype(jnp.float32), ad[path + ('lora_b',)].astype(jnp.float32))
-        dt = k.dtype if jnp.issubdtype(k.dtype, jnp.floating) else jnp.float32
+        dt = dtype or (k.dtype if jnp.issubdtype(k.dtype, jnp.floating) else jnp.float32)
         flat[path + ('kernel',)] = (k.astype(jnp.float32) + sign * scale * delta).astype(dt)
     return unflatten_dict(flat)
 
-def merge_lora(params:dict, lora:dict, cfg:LoRAConfig) -> dict:
-    "Base params with each adapter folded in: kernel + (alpha/r) A @ B."
-    return _fold(params, lora, cfg.scale, 1.0)
+def merge_lora(params:dict, lora:dict, cfg:LoRAConfig,
+               dtype=None) -> dict: # of the merged kernels (None: each kernel's own; float32 for an NF4 kernel)
+    "Base params with each adapter folded in: kernel + (alpha/r) A @ B, summed in float32."
+    return _fold(params, lora, cfg.scale, 1.0, dtype)
 
 def unmerge_lora(params:dict, lora:dict, cfg:LoRAConfig) -> dict:
     "Inverse of `merge_lora` (up to float rounding)."

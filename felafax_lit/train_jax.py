@@ -323,6 +323,9 @@ def load_checkpoint(path, like:dict, shardings:dict|None=None) -> tuple:
     try: arrays = load_file(str(p/'state.safetensors'))
     except Exception as e: raise CheckpointUnreadable(f"{p/'state.safetensors'}: {e}") from None
     flat, tdef = jax.tree_util.tree_flatten_with_path(like); leaves = []
+    if extra := sorted(set(arrays) - {jax.tree_util.keystr(q) for q, _ in flat}):
+        raise TrainError(f"{p}: checkpoint holds {len(extra)} array(s) this run has no place for ({extra[0]}, ...): "
+                         "it was saved by a different run setup")
     shs = jax.tree.leaves(shardings) if shardings is not None else [None] * len(flat)
     for (path_, x), s in zip(flat, shs):
         k = jax.tree_util.keystr(path_)
@@ -438,7 +441,7 @@ def merged_params(self:Trainer, adapters:bool=True) -> dict:
     ("Dense float32 params of the trained model: adapters merged (`adapters=False`: the base alone; a full fine-tune "
      "has none), every NF4 kernel dequantized, with or without an adapter.")
     if self.tc.train_type == 'full': return _cast(self.trained, jnp.float32)
-    base = merge_lora(self.frozen, self.trained, self.lora_cfg) if adapters else self.frozen
+    base = merge_lora(self.frozen, self.trained, self.lora_cfg, jnp.float32) if adapters else self.frozen
     return _cast(dequantize_params(base), jnp.float32)
 
 @patch

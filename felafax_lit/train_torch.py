@@ -411,6 +411,9 @@ def state_tensors(self:Trainer) -> dict:
 @patch
 def load_state_tensors(self:Trainer, t:dict, where=''):
     "Put back what `state_tensors` returned: weights, AdamW state (sharded like the weights) and the RNG."
+    if extra := sorted({k.split('/', 1)[1] for k in t if k.startswith('trained/')} - set(self.names)):
+        raise TrainError(f"{where}: checkpoint holds {len(extra)} weight(s) this run does not train ({extra[0]}, ...): "
+                         "it was saved by a different run setup")
     for name, p in zip(self.names, self.params):
         if f'trained/{name}' not in t:
             raise TrainError(f"{where}: checkpoint has no weight {name!r}: it was saved by a different run setup")
