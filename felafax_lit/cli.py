@@ -266,7 +266,8 @@ def _plan_args(p):
     a('--batch_size', type=int, default=16, help="rows per micro-batch, all devices together (default: %(default)s)")
     a('--gradient_accumulation_steps', type=int, default=1,
       help="micro-batches per optimizer step (default: %(default)s)")
-    a('--context_length', type=int, default=2048, help="tokens per row (default: %(default)s)")
+    a('--context_length', type=int, default=None,
+      help="tokens per row (default: 2048, or the model's max_position_embeddings where shorter)")
     a('--lora_rank', type=int, default=8, help="LoRA rank r (default: %(default)s)")
     a('--lora_target_modules', default='all',
       help="as for train: 'all', 'default' or a comma-separated list (default: %(default)s)")
@@ -626,6 +627,7 @@ def cmd_plan(args) -> list:
     if args.model not in PRESETS and not (Path(args.model)/'config.json').exists():
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
+    if args.context_length is None: args.context_length = min(2048, c.max_position_embeddings)
     check_context(args.context_length, c, args.model, '--')
     meshes = _plan_counts(args); _plan_devices(max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes))
     from felafax_lit.planner import plan, rent
@@ -644,9 +646,13 @@ def cmd_plan(args) -> list:
         if args.batch_size % (dp := _data_parallel(m)):
             print(f"{m:>16s}  not planned: --batch_size {args.batch_size} does not split over its {dp} data-parallel "
                   "devices", flush=True); continue
-        pl = plan(c, tc, lcfg, m, device_memory=int(args.device_memory * GB)); rows.append(pl)
+        try: pl = plan(c, tc, lcfg, m, device_memory=int(args.device_memory * GB)); rows.append(pl)
+        except ValueError as e:   # a weight (or its 4-bit scales) the mesh cannot split evenly
+            if 'is not divisible by mesh axis' not in str(e): raise
+            print(f"{m:>16s}  not planned: {e}", flush=True); continue
         print(f"{m:>16s} {pl.frozen/GB:8.4g} {pl.trained/GB:11.4g} {pl.temp/GB:8.4g} {pl.peak/GB:8.4g}  "
               f"{'yes' if pl.fits else 'no'}", flush=True)
+    if not rows: raise ValueError("none of these meshes can be planned (above: why)")
     fit = [p.devices for p in rows if p.fits]
     print(f"smallest that fits: {min(fit)} device(s)" if fit else "none of these fits")
     for name, (n, tok) in rent(rows, c, tc, lcfg).items():

@@ -11,18 +11,18 @@ from pathlib import Path
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['ROPE_TYPES', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT', 'PEAK_BF16_TFLOPS',
-           'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS', 'LOCK_FILE',
-           'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES',
-           'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params', 'tiny_config', 'Projection',
-           'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu',
-           'speed_metrics', 'speed_text', 'TrainError', 'writable_dir', 'list_checkpoints', 'check_context',
-           'check_settings', 'MetricsLog', 'read_metrics', 'copy_hf_extras', 'output_lock', 'check_not_in_use',
-           'earlier_run', 'clear_run', 'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config',
-           'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header',
-           'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta', 'checkpoint_identity',
-           'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf',
-           'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
+__all__ = ['ROPE_TYPES', 'HF_DEFAULTS', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT',
+           'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
+           'LOCK_FILE', 'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF',
+           'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params',
+           'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount',
+           'train_flops_per_token', 'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir',
+           'list_checkpoints', 'check_context', 'check_settings', 'MetricsLog', 'read_metrics', 'copy_hf_extras',
+           'output_lock', 'check_not_in_use', 'earlier_run', 'clear_run', 'check_replaceable', 'atomic_dir',
+           'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error',
+           'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
+           'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
+           'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -116,7 +116,11 @@ def replace(self:LlamaConfig, **kw) -> LlamaConfig:
     return replace(self, **kw)
 
 # %% ../nbs/00_core.ipynb #c937cbab
-_UNSUPPORTED = {'attention_bias': False, 'mlp_bias': False, 'hidden_act': 'silu', 'pretraining_tp': 1}
+_UNSUPPORTED = {'attention_bias': False, 'mlp_bias': False, 'hidden_act': 'silu', 'pretraining_tp': 1,
+                'attention_dropout': 0.0}
+HF_DEFAULTS = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                   num_attention_heads=32, rms_norm_eps=1e-6, max_position_embeddings=2048, tie_word_embeddings=False,
+                   bos_token_id=1, eos_token_id=2, pad_token_id=None)   # transformers' LlamaConfig, for a field left out
 
 @patch(cls_method=True)
 def from_hf(cls:LlamaConfig, d:dict) -> LlamaConfig:
@@ -127,8 +131,8 @@ def from_hf(cls:LlamaConfig, d:dict) -> LlamaConfig:
         _check(d.get(k, ok) in (ok, None), f"config field {k}={d.get(k)!r} is not supported (only {k}={ok!r})")
     rope = d.get('rope_parameters') or d.get('rope_scaling')
     theta = d.get('rope_theta', (d.get('rope_parameters') or {}).get('rope_theta', 10000.0))
-    kw = {f.name: d[f.name] for f in fields(cls) if f.name in d and f.name not in ('rope_scaling', 'rope_theta')}
-    kw.setdefault('num_key_value_heads', d.get('num_attention_heads', 32))
+    kw = {**HF_DEFAULTS, **{f.name: d[f.name] for f in fields(cls) if f.name in d and f.name not in ('rope_scaling', 'rope_theta')}}
+    kw.setdefault('num_key_value_heads', kw['num_attention_heads'])
     return cls(**kw, rope_theta=float(theta), rope_scaling=_rope_from_hf(rope))
 
 # %% ../nbs/00_core.ipynb #fb330bb1
