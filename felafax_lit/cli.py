@@ -437,7 +437,7 @@ def cmd_export(args) -> dict:
     lcfg, lora = load_peft(args.adapter, c)
     params = _export_base(base, dtype, 'nf4' if tt == 'qlora' else None)
     f32 = lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x
-    p = save_hf(jax.tree.map(f32, dequantize_params(merge_lora(params, lora, lcfg, jnp.float32))), c, args.output_dir, dtype=np.float32,
+    p = save_hf(jax.tree.map(f32, merge_lora(dequantize_params(params, dtype), lora, lcfg, jnp.float32)), c, args.output_dir, dtype=np.float32,
                 copy_files_from=base)
     print(f"merged ({tt}) model: {p}"); return {'merged': p}
 
@@ -493,8 +493,10 @@ def _jax_completions(args, tok, jobs):
     if dtype == jnp.bfloat16 and jax.default_backend() == 'cpu':
         print("note: XLA:CPU converts bf16 weights to float32 for every decoded token; --precision fp32 or --backend "
               "torch decode faster on a CPU", file=sys.stderr)
-    c, params = load_sharded(model_dir, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=dtype,
+    store = jnp.bfloat16 if getattr(args, 'base_bf16', False) else dtype   # the base as the adapter trained on it
+    c, params = load_sharded(model_dir, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=store,
                              quantize='nf4' if args.load_in_4bit else None)
+    if store != dtype: params = jax.tree.map(lambda x: x.astype(dtype) if x.dtype == store else x, params)
     if args.adapter:
         lcfg, lora = load_peft(args.adapter, c)
         model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
@@ -513,7 +515,10 @@ def _torch_completions(args, tok, jobs):
     if args.load_in_4bit:
         kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4',
                                                        bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
-    m = AutoModelForCausalLM.from_pretrained(Path(args.model) if args.model else real_model_dir(), dtype=dtype, **kw)
+    store = torch.bfloat16 if getattr(args, 'base_bf16', False) else dtype   # the base as the adapter trained on it
+    m = AutoModelForCausalLM.from_pretrained(Path(args.model) if args.model else real_model_dir(), dtype=store, **kw)
+    for q in m.parameters():   # computed in `dtype` (bitsandbytes' 4-bit weights are uint8 and stay)
+        if q.dtype == store != dtype: q.data = q.data.to(dtype)
     if args.adapter:
         from peft import PeftModel
         from felafax_lit.fsdp import peft_beside_old_torchao   # the torch half, imported only here
@@ -567,6 +572,8 @@ def cmd_generate(args) -> list:
         print(f"note: {model} is a run's merged model: NF4 rounds each weight to one of 16 levels, which can undo a "
               f"LoRA's small changes; to run the fine-tune over a 4-bit base as it trained, give the base as --model and "
               f"--adapter {model.parent/'adapter'}", file=sys.stderr)
+    rec = check_adapter(args.adapter) if args.adapter else {}   # a bf16 run's base was stored in bf16
+    args.base_bf16 = rec.get('precision') == 'bf16' and rec.get('train_type') in ('lora', 'qlora')
     if args.temperature == 0 and args.top_p < 1:
         print(f"note: --top_p {args.top_p} applies to sampling (--temperature above 0); greedy decoding ignores it",
               file=sys.stderr)

@@ -441,8 +441,8 @@ def merged_params(self:Trainer, adapters:bool=True) -> dict:
     ("Dense float32 params of the trained model: adapters merged (`adapters=False`: the base alone; a full fine-tune "
      "has none), every NF4 kernel dequantized, with or without an adapter.")
     if self.tc.train_type == 'full': return _cast(self.trained, jnp.float32)
-    base = merge_lora(self.frozen, self.trained, self.lora_cfg, jnp.float32) if adapters else self.frozen
-    return _cast(dequantize_params(base), jnp.float32)
+    base = dequantize_params(self.frozen, compute_dtype(self.tc))   # NF4 kernels as the model computed with them
+    return _cast(merge_lora(base, self.trained, self.lora_cfg, jnp.float32) if adapters else base, jnp.float32)
 
 @patch
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
