@@ -509,8 +509,8 @@ def _jax_completions(args, tok, jobs):
 def _torch_completions(args, tok, jobs):
     ("Yield, per `(prompt ids, new tokens)` of `jobs`, a generator of new token ids (transformers `generate`, through "
      "PEFT for an adapter).")
-    import torch
-    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+    import queue, threading, torch
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig, StoppingCriteria, StoppingCriteriaList
     dtype = torch.bfloat16 if args.precision == 'bf16' else torch.float32; kw = {}
     if args.load_in_4bit:
         kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4',
@@ -525,19 +525,34 @@ def _torch_completions(args, tok, jobs):
         peft_beside_old_torchao(); m = PeftModel.from_pretrained(m, args.adapter)
     m.eval(); torch.manual_seed(args.seed)
     for p, n in jobs:
-        ids, out = torch.tensor([p]), []
-        class Tokens:   # a transformers streamer: `put` gets the prompt first, then each new token
+        ids, q, done, stop = torch.tensor([p]), queue.Queue(), object(), threading.Event()
+        class Stop(StoppingCriteria):   # ends generate after the token under way once the reader is gone (Ctrl-C)
+            def __call__(s, input_ids, scores, **kw): return torch.full((input_ids.shape[0],), stop.is_set())
+        class Tokens:   # a transformers streamer: `put` gets the prompt first, then each new token, as it is chosen
             def __init__(s): s.first = True
             def put(s, v):
                 if s.first: s.first = False
-                else: out.append(int(v.reshape(-1)[0]))
+                else: q.put(int(v.reshape(-1)[0]))
             def end(s): pass
         sample = (dict(do_sample=True, temperature=args.temperature, top_p=args.top_p) if args.temperature > 0
                   else dict(do_sample=False))
-        with torch.no_grad():
-            m.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, streamer=Tokens(),
-                       pad_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id, top_k=None, **sample)
-        yield iter(out)
+        def work(ids=ids, n=n, sample=sample, q=q, done=done):
+            try:
+                with torch.no_grad():
+                    m.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, streamer=Tokens(),
+                               stopping_criteria=StoppingCriteriaList([Stop()]), pad_token_id=tok.eos_token_id,
+                               eos_token_id=tok.eos_token_id, top_k=None, **sample)
+                q.put(done)
+            except BaseException as e: q.put(e)
+        def tokens(work=work, q=q, done=done, stop=stop):   # generate runs in a thread; tokens yielded as they come
+            t = threading.Thread(target=work, daemon=True); t.start()
+            try:
+                while (x := q.get()) is not done:
+                    if isinstance(x, BaseException): raise x
+                    yield x
+            finally: stop.set(); t.join()
+        yield tokens()
+
 
 # %% ../nbs/09_cli.ipynb #31805acb
 def prompt_labels(prompts:list, width:int=70) -> list:
