@@ -19,8 +19,8 @@ from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupte
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser',
            'load_data', 'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
-           'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'cmd_export', 'read_prompts', 'prompt_jobs',
-           'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
+           'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts',
+           'prompt_jobs', 'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
            'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
            'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
 
@@ -391,6 +391,10 @@ def cmd_train(args) -> dict:
     return {'history': hist, **paths}
 
 # %% ../nbs/09_cli.ipynb #92891b0f
+def bf16_base(rec:dict, train_type:str|None=None) -> bool:
+    "Was the base of the adapter whose record is `rec` stored in bf16 as it trained (a bf16 LoRA or QLoRA run)?"
+    return rec.get('precision') == 'bf16' and (train_type or rec.get('train_type')) in ('lora', 'qlora')
+
 def _export_base(base, dtype, quantize):
     "The base streamed onto all devices (FSDP), or onto one when a dimension does not divide over them."
     import jax
@@ -428,7 +432,7 @@ def cmd_export(args) -> dict:
     from felafax_lit.quant_jax import dequantize_params
     base = Path(args.model) if args.model else real_model_dir(); info = check_adapter(args.adapter)
     tt = args.train_type or info.get('train_type', 'lora')
-    dtype = jnp.bfloat16 if tt in ('lora', 'qlora') and info.get('precision') == 'bf16' else jnp.float32  # its base's
+    dtype = jnp.bfloat16 if bf16_base(info, tt) else jnp.float32   # the base as the adapter trained on it
     writable_dir(Path(args.output_dir).parent)
     c = LlamaConfig.from_pretrained(base)
     if tt == 'hqq_lora':
@@ -578,8 +582,9 @@ def cmd_generate(args) -> list:
         if n < args.max_new_tokens:
             print(f"note: prompt {i + 1} is {len(ids)} tokens, which leaves {n} new tokens (not --max_new_tokens "
                   f"{args.max_new_tokens}) within {model}'s {c.max_position_embeddings} positions", file=sys.stderr)
+    rec = check_adapter(args.adapter) if args.adapter else {}
     if args.load_in_4bit is None:   # the base as the adapter was trained on it
-        args.load_in_4bit = bool(args.adapter) and check_adapter(args.adapter).get('train_type') == 'qlora'
+        args.load_in_4bit = rec.get('train_type') == 'qlora'
         if args.load_in_4bit:
             print("note: a QLoRA adapter: the base is NF4-quantized as it loads, as in training "
                   "(--load_in_4bit false: dense)", file=sys.stderr)
@@ -587,8 +592,7 @@ def cmd_generate(args) -> list:
         print(f"note: {model} is a run's merged model: NF4 rounds each weight to one of 16 levels, which can undo a "
               f"LoRA's small changes; to run the fine-tune over a 4-bit base as it trained, give the base as --model and "
               f"--adapter {model.parent/'adapter'}", file=sys.stderr)
-    rec = check_adapter(args.adapter) if args.adapter else {}   # a bf16 run's base was stored in bf16
-    args.base_bf16 = rec.get('precision') == 'bf16' and rec.get('train_type') in ('lora', 'qlora')
+    args.base_bf16 = bf16_base(rec)
     if args.temperature == 0 and args.top_p < 1:
         print(f"note: --top_p {args.top_p} applies to sampling (--temperature above 0); greedy decoding ignores it",
               file=sys.stderr)
