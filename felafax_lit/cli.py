@@ -17,12 +17,13 @@ from .data import HF_NAMES, parse_columns, check_dataset_options
 from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupted_outside_steps, signal_handlers
 
 # %% auto #0
-__all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'COMMANDS', 'lora_targets', 'UsageError', 'build_parser',
-           'load_data', 'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer', 'save_outputs',
-           'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts',
-           'prompt_jobs', 'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
-           'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
-           'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
+__all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIELDS', 'COMMANDS', 'lora_targets', 'UsageError',
+           'build_parser', 'load_data', 'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer',
+           'save_outputs', 'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'bf16_base', 'cmd_export',
+           'read_prompts', 'prompt_jobs', 'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score',
+           'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter',
+           'check_adapter_base', 'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given',
+           'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -155,7 +156,7 @@ def _run_args(p, output_dir='felafax_output', **d):
            "unless the directory holds a run that is not an earlier demo's)")
     a('--allow_changes', default='',
       help="with --resume: comma-separated run fields that may differ from the checkpoint's, e.g. max_steps,lr "
-           "(default: none)")
+           "(the options' names, e.g. lora_alpha, name their fields) (default: none)")
     a('--seed', type=int, default=42, help="seed for data order, adapter init and dropout (default: %(default)s)")
 
 # %% ../nbs/09_cli.ipynb #38181b2c
@@ -229,7 +230,9 @@ def _generate_args(p):
       help="0: greedy; above 0: sample at this temperature (default: %(default)s)")
     a('--top_p', type=float, default=1.0,
       help="with sampling: keep the most likely tokens that hold this much probability (default: %(default)s)")
-    a('--seed', type=int, default=0, help="seed for sampling (default: %(default)s)")
+    a('--seed', type=int, default=0,
+      help="seed for sampling: the Nth prompt samples with seed + N - 1, so a completion does not depend on the "
+           "prompts before it (default: %(default)s)")
     a('--backend', default='jax', choices=('jax', 'torch'),
       help="jax (KV-cache generate) or torch (transformers generate) (default: %(default)s)")
     a('--precision', default='fp32', choices=('fp32', 'bf16'), help="compute dtype (default: %(default)s)")
@@ -347,9 +350,13 @@ def save_outputs(tr, args, model_dir) -> dict:
     paths['merged'] = tr.save_merged(out/'merged', copy_files_from=model_dir)
     return paths
 
+FLAG_FIELDS = {'lora_rank': 'lora.rank', 'lora_alpha': 'lora.alpha', 'lora_dropout': 'lora.dropout',
+               'lora_target_modules': 'lora.targets', 'model': 'base_model'}   # options named otherwise in a run
+
 def allowed_changes(args) -> tuple:
-    "The run fields `--allow_changes` names."
-    return tuple(s.strip() for s in args.allow_changes.split(',') if s.strip())
+    "The run fields `--allow_changes` names, each by the field's name or its option's (`lora.alpha` or `lora_alpha`)."
+    names = (s.strip().removeprefix('--') for s in args.allow_changes.split(','))
+    return tuple(FLAG_FIELDS.get(s, s) for s in names if s)
 
 def _train_under_torchrun(args) -> dict:
     "`felafax_lit train --backend torch --nproc N`: `train_torch.train` in N processes under torchrun (FSDP2)."
@@ -477,6 +484,9 @@ def prompt_jobs(prompts:list, tok, c:LlamaConfig, chat:bool, max_new_tokens:int,
     ("`(ids, new tokens)` per prompt: encoded as `generate` feeds it, its new tokens capped to what the model's "
      "positions leave; raise for a prompt that leaves none.")
     out, n = [], c.max_position_embeddings
+    if chat and not getattr(tok, 'chat_template', None):
+        raise ValueError(f"--chat: the tokenizer of {model} has no chat template (neither chat_template.jinja "
+                         "nor a chat_template in tokenizer_config.json); give prompts as the model expects them, or --alpaca")
     for i, p in enumerate(prompts):
         ids = _encode(tok, p, chat)
         if len(ids) >= n:
@@ -506,9 +516,9 @@ def _jax_completions(args, tok, jobs):
         model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
     else: model, variables = Llama(c, dtype=dtype), {'params': params}
     eos = c.eos_token_id if tok.eos_token_id is None else tok.eos_token_id
-    for ids, n in jobs:
+    for i, (ids, n) in enumerate(jobs):   # prompt i samples with seed + i
         yield (int(t[0]) for t, _ in stream(model, variables, [ids], n, eos,
-                                              args.temperature, args.top_p, args.seed))
+                                              args.temperature, args.top_p, args.seed + i))
 
 def _torch_completions(args, tok, jobs):
     ("Yield, per `(prompt ids, new tokens)` of `jobs`, a generator of new token ids (transformers `generate`, through "
@@ -527,8 +537,8 @@ def _torch_completions(args, tok, jobs):
         from peft import PeftModel
         from felafax_lit.fsdp import peft_beside_old_torchao   # the torch half, imported only here
         peft_beside_old_torchao(); m = PeftModel.from_pretrained(m, args.adapter)
-    m.eval(); torch.manual_seed(args.seed)
-    for p, n in jobs:
+    m.eval()
+    for i, (p, n) in enumerate(jobs):
         ids, q, done, stop = torch.tensor([p]), queue.Queue(), object(), threading.Event()
         class Stop(StoppingCriteria):   # ends generate after the token under way once the reader is gone (Ctrl-C)
             def __call__(s, input_ids, scores, **kw): return torch.full((input_ids.shape[0],), stop.is_set())
@@ -540,8 +550,9 @@ def _torch_completions(args, tok, jobs):
             def end(s): pass
         sample = (dict(do_sample=True, temperature=args.temperature, top_p=args.top_p) if args.temperature > 0
                   else dict(do_sample=False))
-        def work(ids=ids, n=n, sample=sample, q=q, done=done):
+        def work(ids=ids, n=n, sample=sample, q=q, done=done, seed=args.seed + i):   # prompt i samples with seed + i
             try:
+                torch.manual_seed(seed)
                 with torch.no_grad():
                     m.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, streamer=Tokens(),
                                stopping_criteria=StoppingCriteriaList([Stop()]), pad_token_id=tok.eos_token_id,
@@ -874,7 +885,7 @@ def validate(args):
                              f"{top}, so a larger rank adds memory and no expressiveness")
         check_tokenizer(model, c)
     elif args.command == 'export':
-        model = Path(args.model) if args.model else real_model_dir(); check_model(model)
+        model = Path(args.model) if args.model else real_model_dir(); check_tokenizer(model, check_model(model))
         check_adapter_base(args.adapter, model, args.allow_other_base)
         check_outside(model, args.output_dir, '--model'); check_outside(args.adapter, args.output_dir, 'the adapter')
         check_replaceable(args.output_dir, 'config.json')

@@ -14,7 +14,7 @@ import flax.linen as nn
 from .core import LlamaConfig
 
 # %% auto #0
-__all__ = ['QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'pack', 'unpack', 'mixed_einsum', 'Dense', 'RMSNorm',
+__all__ = ['QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'pack', 'unpack', 'mixed_einsum', 'rebuilt', 'Dense', 'RMSNorm',
            'rope_frequencies', 'rope_angles', 'apply_rope', 'attention_mask', 'attend', 'query_blocks', 'keep',
            'Attention', 'swiglu', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step',
            'sample_token', 'check_decoding', 'stream', 'generate']
@@ -55,6 +55,13 @@ def mixed_einsum(spec:str, a, b):
     return _mixed(subs, a, b)
 
 # %% ../nbs/01_model.ipynb #2b6729d7
+def rebuilt(k, dtype):
+    ("Quantized kernel `k` dequantized for computing in `dtype`: through the dtype it was quantized from (its `dtype`) "
+     "where that is narrower, as bitsandbytes computes.")
+    q = getattr(k, 'dtype', None)
+    if q is not None and jnp.dtype(q).itemsize < jnp.dtype(dtype).itemsize: return k.dequantize(q).astype(dtype)
+    return k.dequantize(dtype)
+
 class Dense(nn.Module):
     "Bias-free linear layer `x @ kernel`, kernel `[in, out]`; a kernel with `.dequantize(dtype)` is dequantized first."
     features:int # output width
@@ -70,9 +77,9 @@ class Dense(nn.Module):
         k = self.get_variable('params', 'kernel')
         # one checkpointed unit: nothing dense is saved for the backward
         if hasattr(k, 'dequantize') and self.remat_dequant:
-            mm = lambda x: mixed_einsum('...D,DF->...F', x, k.dequantize(self.dtype))
+            mm = lambda x: mixed_einsum('...D,DF->...F', x, rebuilt(k, self.dtype))
             return jax.checkpoint(mm, prevent_cse=False)(x.astype(self.dtype)).astype(self.out_dtype or self.dtype)
-        if hasattr(k, 'dequantize'): k = k.dequantize(self.dtype)
+        if hasattr(k, 'dequantize'): k = rebuilt(k, self.dtype)
         else: k = jnp.asarray(self.param('kernel', self.kernel_init, (x.shape[-1], self.features),
                                          self.param_dtype), self.dtype)
         y = mixed_einsum('...D,DF->...F', x.astype(self.dtype), k)
