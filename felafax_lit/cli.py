@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, time, types, warnings
 from pathlib import Path
 import numpy as np
-from .core import LoRAConfig, LlamaConfig, check_context, LORA_TARGETS_DEFAULT, real_model_dir, check_settings, model_shards
+from .core import LoRAConfig, LlamaConfig, check_context, LORA_TARGETS_DEFAULT, real_model_dir, check_settings
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES, RUN_OUTPUTS
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
 from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run, check_not_in_use, EXPORTS
@@ -17,13 +17,13 @@ from .data import HF_NAMES, parse_columns, check_dataset_options
 from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupted_outside_steps, signal_handlers
 
 # %% auto #0
-__all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIELDS', 'COMMANDS', 'lora_targets', 'UsageError',
-           'build_parser', 'load_data', 'hf_options', 'train_config', 'lora_config', 'check_backend', 'make_trainer',
-           'save_outputs', 'allowed_changes', 'saying_what_is_saved', 'cmd_train', 'bf16_base', 'cmd_export',
-           'read_prompts', 'prompt_jobs', 'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score',
-           'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter',
-           'check_adapter_base', 'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given',
-           'sigterm_interrupts', 'main']
+__all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIELDS', 'MAX_PLAN_DEVICES', 'COMMANDS',
+           'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options', 'train_config', 'lora_config',
+           'check_backend', 'make_trainer', 'save_outputs', 'allowed_changes', 'saying_what_is_saved', 'cmd_train',
+           'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'prompt_labels', 'cmd_generate', 'cmd_plan',
+           'exact_match_score', 'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model', 'tokenizer',
+           'check_tokenizer', 'check_adapter', 'check_adapter_base', 'check_lora_fit', 'check_outside', 'validate',
+           'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -439,6 +439,11 @@ def cmd_export(args) -> dict:
     from felafax_lit.quant_jax import dequantize_params
     base = Path(args.model) if args.model else real_model_dir(); info = check_adapter(args.adapter)
     tt = args.train_type or info.get('train_type', 'lora')
+    if args.train_type and info.get('train_type', tt) != tt:
+        kind = {'lora': 'dense', 'qlora': 'NF4-dequantized', 'hqq_lora': 'HQQ-dequantized'}
+        print(f"note: {args.adapter} was trained as {info['train_type']}; --train_type {tt} merges it into the "
+              f"{kind[tt]} base, not the {kind.get(info['train_type'], info['train_type'])} one it trained against",
+              file=sys.stderr)
     dtype = jnp.bfloat16 if bf16_base(info, tt) else jnp.float32   # the base as the adapter trained on it
     writable_dir(Path(args.output_dir).parent)
     c = LlamaConfig.from_pretrained(base)
@@ -462,7 +467,10 @@ def read_prompts(args) -> list:
     if args.prompts:
         f, given = Path(args.prompts), len(out)
         if not f.is_file(): raise FileNotFoundError(f"--prompts file not found: {f}")
-        if f.suffix == '.txt': out += [(l, alpaca) for l in f.read_text(encoding='utf-8-sig').splitlines() if l.strip()]
+        if f.suffix == '.txt':
+            try: text = f.read_text(encoding='utf-8-sig')
+            except UnicodeDecodeError as e: raise DataError(f"--prompts {f}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+            out += [(l, alpaca) for l in text.splitlines() if l.strip()]
         else:
             for where, r in read_json_rows(f):
                 if not isinstance(r, dict) or not isinstance(r.get('prompt', r.get('instruction')), str):
@@ -621,6 +629,8 @@ def cmd_generate(args) -> list:
     return texts
 
 # %% ../nbs/09_cli.ipynb #9981f821
+MAX_PLAN_DEVICES = 1024   # each a virtual CPU device of this process (256 take ~1 min and 2 GB for a 1B model)
+
 def _plan_devices(n:int):
     "Give this process `n` virtual CPU devices (possible only before JAX starts its backends)."
     import jax
@@ -651,6 +661,9 @@ def _plan_counts(args) -> list:
         if not ns or min(ns) < 1:
             raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
         meshes = [f'fsdp={n}' for n in ns]
+    if (n := max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes)) > MAX_PLAN_DEVICES:
+        raise ValueError(f"{'--mesh' if args.mesh else '--devices'}: {n} devices; a plan places the weights on as many "
+                         f"virtual CPU devices in this process, at most {MAX_PLAN_DEVICES}")
     if all(args.batch_size % _data_parallel(m) for m in meshes):   # the rows must split evenly over dp x fsdp
         raise ValueError(f"--batch_size {args.batch_size} is not divisible by the data-parallel size "
                          f"{_data_parallel(meshes[0])} of mesh {meshes[0]}" + (" (nor by that of the other meshes)" * (len(meshes) > 1)))
@@ -665,7 +678,7 @@ def cmd_plan(args) -> list:
         raise ValueError(f"--model {args.model!r} is neither a preset ({', '.join(PRESETS)}) nor an HF model directory")
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
     if args.context_length is None: args.context_length = min(2048, c.max_position_embeddings)
-    check_context(args.context_length, c, args.model, '--')
+    check_context(args.context_length, c, args.model, '--'); check_lora_fit(args, c, args.model)
     meshes = _plan_counts(args); _plan_devices(max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes))
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
@@ -747,8 +760,10 @@ def cmd_demo(args) -> dict:
     paths['metrics'] = out/'metrics.csv'; paths['prompts'] = out/'held_out.jsonl'
     paths['prompts'].write_text(''.join(json.dumps({'instruction': r['instruction'], 'input': r['input']}) + '\n'
                                         for r in rows[:4]))
+    tps = [r['tokens_per_s'] for r in run if 'tokens_per_s' in r]
     res = dict(exact_match_before=before, exact_match_after=after, eval_loss_before=ev[0], eval_loss_after=ev[-1],
-               train_tokens_per_s=float(np.median([r['tokens_per_s'] for r in run if 'tokens_per_s' in r][1:] or [0])),
+               train_tokens_per_s=float(np.median(tps[1:] or tps or [0])),   # the first step compiles
+               train_steps=len(tps),
                wall_s=time.time() - t0, seconds=t)
     (out/DEMO_RESULTS).write_text(
         json.dumps({**res, 'examples': list(zip([r['input'] for r in rows[:5]], preds[:5]))}, indent=1))
@@ -761,7 +776,8 @@ def _report(res, paths, rows, preds, precision='fp32', backend='jax'):
           f"({len(rows)} prompts)")
     print(f"held-out loss per token: {res['eval_loss_before']:.4f} -> {res['eval_loss_after']:.4f}")
     for r, p in list(zip(rows, preds))[:3]: print(f"  {r['input']!r} -> {p!r} (want {r['output']!r})")
-    print(f"train step: {res['train_tokens_per_s']:.0f} tokens/s (median); wall time {res['wall_s']:.0f} s")
+    how = '(median)' if res['train_steps'] > 1 else '(its one step, compilation included)'
+    print(f"train step: {res['train_tokens_per_s']:.0f} tokens/s {how}; wall time {res['wall_s']:.0f} s")
     t = res['seconds']
     first = '' if t['first_step_done_at'] is None else f"first optimizer step done at {t['first_step_done_at']:.0f} s, "
     print(f"  loading {t['load']:.0f} s, {first}training {t['train']:.0f} s, held-out losses {t['evaluate']:.0f} s, "
@@ -785,7 +801,12 @@ def check_model(path, context_length:int|None=None) -> LlamaConfig:
     "The config of HF model directory `path`, its weight files checked, and `context_length` against its positions."
     if not (Path(path)/'config.json').exists() and (hint := run_dir_exports(path)):
         raise FileNotFoundError(f"{path} is not an HF model directory (no config.json){hint}")
-    c = LlamaConfig.from_pretrained(path); model_shards(path)
+    from felafax_lit.conversion import check_weights
+    try: c = LlamaConfig.from_pretrained(path)
+    except ValueError as e:   # a field's value: name the file
+        if str(path) in str(e): raise
+        raise ValueError(f"{Path(path)/'config.json'}: {e}") from None
+    check_weights(path, c)
     if context_length: check_context(context_length, c, path, '--')
     return c
 
@@ -818,7 +839,12 @@ def check_adapter(path) -> dict:
         try: out = json.loads(f.read_text(encoding='utf-8-sig'))
         except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{f}: not valid JSON ({e})") from None
         if not isinstance(out, dict): raise ValueError(f"{f}: expected a JSON object")
-    safetensors_header(w); return out if rec.exists() else {}
+    safetensors_header(w)
+    if not rec.exists(): return {}
+    for k, ok in (('train_type', ('lora', 'qlora', 'hqq_lora')), ('precision', ('fp32', 'bf16'))):
+        if k in out and out[k] not in ok:
+            raise ValueError(f"{rec}: {k} {out[k]!r} is not one of {', '.join(ok)}")
+    return out
 
 def check_adapter_base(adapter, model, allow:bool=False) -> dict:
     "`check_adapter`, and that `model` holds the base weights the adapter's record names (unless `allow`)."
@@ -842,6 +868,18 @@ def _useful_rank(c:LlamaConfig, lora:LoRAConfig) -> int:
     sides = [min(p.shape(c)) for p in PROJECTIONS if lora.matches(p.path)]
     return max(sides + ([min(c.hidden_size, c.vocab_size)] if not c.tie_word_embeddings and lora.matches('lm_head') else []))
 
+def check_lora_fit(args, c:LlamaConfig, model):
+    "Refuse LoRA options that do not fit model `model` of config `c`: a tied head as a target, a rank above any use."
+    if args.train_type == 'full': return
+    if c.tie_word_embeddings and 'lm_head' in lora_targets(args.lora_target_modules):
+        raise ValueError(f"--lora_target_modules lm_head: {model} ties its output head to the token embedding "
+                         "(tie_word_embeddings), so it has no separate head to adapt; leave lm_head out")
+    lora = LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules))
+    if args.lora_rank > (top := _useful_rank(c, lora)):
+        raise ValueError(f"--lora_rank {args.lora_rank} is above {top}, the largest rank an adapter of "
+                         f"{args.lora_target_modules} can have in {model}: its matrices' smaller sides are at most "
+                         f"{top}, so a larger rank adds memory and no expressiveness")
+
 def check_outside(path, out, flag:str):
     "Refuse when input `path` (given as `flag`) is `out`, or lies in it, which the command writes over."
     p, o = Path(path).resolve(), Path(out).resolve()
@@ -851,6 +889,10 @@ def check_outside(path, out, flag:str):
 def validate(args):
     "Check a parsed command line, and the model, tokenizer, adapter and packages it names, before anything is loaded."
     check_settings(vars(args), '--')
+    for k in ('model', 'output_dir', 'dataset', 'adapter', 'prompts'):   # '' would mean the default, or here
+        if isinstance(v := getattr(args, k, None), str) and not v.strip():
+            raise ValueError(f"{'the adapter directory' if k == 'adapter' and args.command == 'export' else '--' + k} "
+                             "is empty")
     if args.command in ('train', 'demo'):
         lora_targets(args.lora_target_modules); check_backend(args)
         check_dataset_options(args.dataset, args.dataset_split, args.dataset_config, parse_columns(args.dataset_columns))
@@ -875,14 +917,7 @@ def validate(args):
         for n in RUN_OUTPUTS:   # what a run writes over (or removes, with --overwrite) in its directory
             check_outside(model, Path(args.output_dir)/n, '--model')
             if not is_task(args.dataset): check_outside(args.dataset, Path(args.output_dir)/n, '--dataset')
-        if c.tie_word_embeddings and 'lm_head' in lora_targets(args.lora_target_modules):
-            raise ValueError(f"--lora_target_modules lm_head: {model} ties its output head to the token embedding "
-                             "(tie_word_embeddings), so it has no separate head to adapt; leave lm_head out")
-        lora = LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules))
-        if args.train_type != 'full' and args.lora_rank > (top := _useful_rank(c, lora)):
-            raise ValueError(f"--lora_rank {args.lora_rank} is above {top}, the largest rank an adapter of "
-                             f"{args.lora_target_modules} can have in {model}: its matrices' smaller sides are at most "
-                             f"{top}, so a larger rank adds memory and no expressiveness")
+        check_lora_fit(args, c, model)
         check_tokenizer(model, c)
     elif args.command == 'export':
         model = Path(args.model) if args.model else real_model_dir(); check_tokenizer(model, check_model(model))
@@ -896,6 +931,9 @@ def validate(args):
         if args.adapter and check_adapter_base(args.adapter, model, args.allow_other_base).get('train_type') == 'hqq_lora':
             raise ValueError(f"{args.adapter} was trained over an HQQ 4-bit base, which generate does not rebuild: "
                              f"merge it (felafax_lit export {args.adapter} --output_dir DIR) and give --model DIR")
+        if args.adapter:   # its tensors, checked for both backends (PEFT, which the torch one loads with, warns at most)
+            from felafax_lit.lora import load_peft
+            load_peft(args.adapter, c)
     elif args.command == 'plan':
         lora_targets(args.lora_target_modules); _plan_counts(args)
 
@@ -922,13 +960,13 @@ def given_options(parser, argv:list) -> set:
     return out
 
 def check_given(args, given:set):
-    ("Refuse options of `train` and `demo` named on the command line (`given`) that the run would not use: LoRA's "
+    ("Refuse options of `train`, `demo` and `plan` named on the command line (`given`) that the run would not use: LoRA's "
      "with `--train_type full`, `--dataset_size` with a dataset that is not a synthetic task.")
-    if args.command not in ('train', 'demo'): return
+    if args.command not in ('train', 'demo', 'plan'): return
     if args.train_type == 'full' and (lora := sorted(o for o in given if o.startswith('--lora_'))):
         raise ValueError(f"{', '.join(lora)}: --train_type full trains every weight and has no LoRA adapter; "
                          f"leave {'them' if len(lora) > 1 else 'it'} out, or train with --train_type lora or qlora")
-    if '--dataset_size' in given and not is_task(args.dataset):
+    if '--dataset_size' in given and args.command != 'plan' and not is_task(args.dataset):
         raise ValueError(f"--dataset_size sets how many rows a synthetic task generates; {args.dataset} is read whole "
                          "(leave it out)")
 

@@ -10,12 +10,12 @@ import numpy as np
 import jax, jax.numpy as jnp
 from safetensors import safe_open
 from safetensors.numpy import save_file
-from .core import LlamaConfig, PROJECTIONS, model_shards, write_hf_dir
+from .core import LlamaConfig, PROJECTIONS, model_shards, safetensors_header, write_hf_dir
 from .model import Llama
 
 # %% auto #0
-__all__ = ['ParamName', 'name_table', 'param_shapes', 'hf_names', 'safetensors_files', 'iter_safetensors', 'iter_params',
-           'load_hf', 'iter_hf_tensors', 'save_hf', 'to_device', 'load_model']
+__all__ = ['ST_FLOATS', 'ParamName', 'name_table', 'param_shapes', 'hf_names', 'safetensors_files', 'iter_safetensors',
+           'iter_params', 'load_hf', 'iter_hf_tensors', 'save_hf', 'check_weights', 'to_device', 'load_model']
 
 # %% ../nbs/02_conversion.ipynb #fbf9fe51
 @dataclass(frozen=True)
@@ -137,6 +137,31 @@ def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2*
      "(sharded with an index above `max_shard_size` bytes), tensor by tensor.")
     save = lambda t, f: save_file(t, str(f), metadata={'format': 'pt'})
     return write_hf_dir(path, c, iter_hf_tensors(params, c, dtype), save, max_shard_size, copy_files_from)
+
+# %% ../nbs/02_conversion.ipynb #cw000002
+ST_FLOATS = ('F32', 'BF16', 'F16', 'F64')   # safetensors' float dtypes
+
+def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
+    ("Check the tensors of HF model directory `path` against its config from the safetensors headers: every tensor "
+     "a Llama of config `c` has (read from `path` if None), no other, each of its shape and a float type.")
+    p = Path(path); c = c or LlamaConfig.from_pretrained(p); names, found = hf_names(c), {}
+    for f in model_shards(p):
+        for n, e in safetensors_header(f)[0].items():
+            if n in found: raise ValueError(f"{p}: tensor {n!r} is in both {found[n][0].name} and {f.name}")
+            found[n] = (f, e)
+    for n, (f, e) in found.items():
+        if n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings): continue
+        if n not in names:
+            raise ValueError(f"{p}: tensor {n!r} ({f.name}) is not part of the Llama model its config.json describes "
+                             f"({c.num_hidden_layers} layers)")
+        if tuple(e['shape']) != tuple(names[n][2]):
+            raise ValueError(f"{p}: tensor {n!r} has shape {tuple(e['shape'])}, its config.json gives {tuple(names[n][2])}")
+        if e['dtype'] not in ST_FLOATS:
+            raise ValueError(f"{p}: tensor {n!r} is {e['dtype']}, not a float type ({', '.join(ST_FLOATS)})")
+    if missing := [n for n in names if n not in found]:
+        raise ValueError(f"{p}: missing {len(missing)} tensor(s) its config.json gives: "
+                         f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+    return c
 
 # %% ../nbs/02_conversion.ipynb #963de9b4
 def to_device(params:dict, dtype=None) -> dict:

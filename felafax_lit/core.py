@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59ba0e36
 from __future__ import annotations
-import csv, hashlib, json, logging, math, os, shutil, subprocess, sys, zipfile
+import csv, hashlib, io, json, logging, math, os, shutil, subprocess, sys, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace, asdict
 from pathlib import Path
@@ -13,16 +13,17 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'HF_DEFAULTS', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT',
            'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
-           'LOCK_FILE', 'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF',
+           'METRICS_FIX', 'LOCK_FILE', 'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF',
            'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params',
            'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount',
            'train_flops_per_token', 'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir',
-           'list_checkpoints', 'check_context', 'check_settings', 'MetricsLog', 'read_metrics', 'copy_hf_extras',
-           'output_lock', 'check_not_in_use', 'earlier_run', 'clear_run', 'check_replaceable', 'atomic_dir',
-           'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard', 'collapse_error',
-           'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable', 'read_meta',
-           'checkpoint_identity', 'arrays_identity', 'dataset_identity', 'run_identity', 'check_resume', 'cache_dir',
-           'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir', 'real_tokenizer', 'quiet_notices']
+           'list_checkpoints', 'checkpoint_entries', 'check_context', 'check_settings', 'MetricsLog', 'read_metrics',
+           'copy_hf_extras', 'output_lock', 'check_not_in_use', 'earlier_run', 'clear_run', 'check_replaceable',
+           'atomic_dir', 'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard',
+           'collapse_error', 'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable',
+           'meta_problem', 'read_meta', 'load_state_file', 'checkpoint_identity', 'arrays_identity', 'dataset_identity',
+           'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir',
+           'real_tokenizer', 'quiet_notices']
 
 # %% ../nbs/00_core.ipynb #225e81c2
 ROPE_TYPES = ('llama3', 'linear')
@@ -344,6 +345,14 @@ def list_checkpoints(ckpt_dir) -> list:
     d = Path(ckpt_dir)
     return sorted(p for p in d.glob(CKPT_PREFIX + '*') if p.is_dir() and (p/'meta.json').exists()) if d.is_dir() else []
 
+def checkpoint_entries(ckpt_dir) -> dict:
+    ("`{step: path}` of everything under `ckpt_dir` named as a checkpoint (`step_` and digits), complete or not: "
+     "directories without `meta.json` and files too.")
+    d = Path(ckpt_dir) if ckpt_dir else None
+    if d is None or not d.is_dir(): return {}
+    return {int(p.name[len(CKPT_PREFIX):]): p for p in d.glob(CKPT_PREFIX + '*')
+            if p.name[len(CKPT_PREFIX):].isascii() and p.name[len(CKPT_PREFIX):].isdigit()}
+
 # %% ../nbs/00_core.ipynb #d6233fc7
 INT_SETTINGS = {**dict.fromkeys(('batch_size', 'gradient_accumulation_steps', 'context_length', 'num_epochs',
                                  'max_steps', 'keep_checkpoints', 'log_steps', 'dataset_size', 'nproc', 'lora_rank',
@@ -397,8 +406,7 @@ class MetricsLog:
 
     def _truncate(self, after:int):
         "Keep the rows of steps <= `after` (a resumed run logs the later ones again), rewritten atomically."
-        with open(self.path, newline='') as f:
-            rows = [r for r in csv.DictReader(f) if r.get('step') and int(r['step']) <= after]
+        rows = [r for _, r in _metric_rows(self.path) if int(r['step']) <= after]
         tmp = self.path.with_name(f'.{self.path.name}.{os.getpid()}')
         with open(tmp, 'w', newline='') as f:
             w = csv.DictWriter(f, CSV_FIELDS); w.writeheader()
@@ -418,11 +426,41 @@ class MetricsLog:
         if self.f: self.f.close()
         if self.sink: self.sink[1].close() if self.sink[0] == 'tb' else self.sink[1].finish()
 
-def read_metrics(path) -> list:
-    "The rows of a `metrics.csv` as `MetricsLog` logged them: `step` an int, the other fields floats, empty ones left out."
-    with open(path, newline='') as f:
-        return [{k: int(v) if k == 'step' else float(v) for k, v in r.items() if k in CSV_FIELDS and v}
-                for r in csv.DictReader(f) if r.get('step')]
+METRICS_FIX = "fix or delete that line, or move the file away (a resumed run then starts a new metrics.csv)"
+
+def _metric_rows(path) -> list:
+    ("(line number, row as strings) of each row of a `metrics.csv` that has a step; `TrainError` naming the file and "
+     "the line of one that is not UTF-8 text or whose step is not an integer.")
+    p = Path(path); data = p.read_bytes()
+    try: text = data.decode('utf-8')
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b'\n') + 1
+        raise TrainError(f"{p} line {line}: byte {data[e.start]:#04x} is not UTF-8 text; {METRICS_FIX}") from None
+    rd, out = csv.DictReader(io.StringIO(text, newline='')), []
+    try:
+        for r in rd:
+            if not r.get('step'): continue
+            try: int(r['step'])
+            except ValueError:
+                raise TrainError(f"{p} line {rd.line_num}: step {r['step']!r} is not an integer; {METRICS_FIX}") from None
+            out.append((rd.line_num, r))
+    except csv.Error as e: raise TrainError(f"{p} line {rd.line_num}: {e}; {METRICS_FIX}") from None
+    return out
+
+def read_metrics(path, upto:int|None=None) -> list:
+    ("The rows of a `metrics.csv` as `MetricsLog` logged them: `step` an int, the other fields floats, empty ones left "
+     "out; `TrainError` naming the file and the line of a row that does not read so. With `upto`, only the rows of "
+     "steps up to it (what a run resumed at that step keeps).")
+    out = []
+    for n, r in _metric_rows(path):
+        if upto is not None and int(r['step']) > upto: continue
+        row = {}
+        for k, v in r.items():
+            if k not in CSV_FIELDS or not v: continue
+            try: row[k] = int(v) if k == 'step' else float(v)
+            except ValueError: raise TrainError(f"{Path(path)} line {n}: {k} {v!r} is not a number; {METRICS_FIX}") from None
+        out.append(row)
+    return out
 
 def copy_hf_extras(src, dest):
     "Copy tokenizer, chat template and generation config files of an HF directory."
@@ -487,6 +525,8 @@ def earlier_run(path) -> str|None:
     "What an earlier run left in run directory `path` that a new run would mix with or replace (None: nothing)."
     p = Path(path); ck = list_checkpoints(p/'checkpoints')[-1:]
     if ck: return f"checkpoints up to {ck[0].name}"
+    if odd := sorted(q.name for q in checkpoint_entries(p/'checkpoints').values()):   # no meta.json, or not a directory
+        return f"checkpoints that cannot be read: {', '.join(odd[:3])}{', ...' if len(odd) > 3 else ''}"
     ex = [n for n, mark in EXPORTS.items() if (p/n/mark).is_file()]
     return f"an exported {' and '.join(ex)}" if ex else None
 
@@ -667,11 +707,42 @@ RESUMABLE_CHANGES = ('eval_steps', 'save_steps', 'keep_checkpoints', 'log_steps'
 class CheckpointUnreadable(TrainError):
     "A checkpoint whose files are missing, truncated or corrupt."
 
+_JSON_TYPES = {dict: 'an object', list: 'an array', str: 'a string', bool: 'a boolean', int: 'a number',
+               float: 'a number', type(None): 'null'}
+
+def _count(v) -> bool: return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+def meta_problem(meta) -> str|None:
+    ("What keeps `meta` (a parsed `meta.json`) from being a checkpoint's, as a resume reads it (None: nothing): an "
+     "object, `step` an integer >= 0, `loader` an object with integers `epoch` and `index` >= 0; `run` an object and "
+     "`backend` a string where given.")
+    what = lambda v: f"{_JSON_TYPES.get(type(v), type(v).__name__)} ({json.dumps(v)[:40]})" if v is not None else 'missing'
+    if not isinstance(meta, dict): return f"it holds {_JSON_TYPES.get(type(meta), type(meta).__name__)}, not an object"
+    if not _count(meta.get('step')): return f"'step' is {what(meta.get('step'))}, not an integer >= 0"
+    if not isinstance(ld := meta.get('loader'), dict): return f"'loader' is {what(ld)}, not an object"
+    for k in ('epoch', 'index'):
+        if not _count(ld.get(k)): return f"'loader' {k!r} is {what(ld.get(k))}, not an integer >= 0"
+    if meta.get('run') is not None and not isinstance(meta['run'], dict): return f"'run' is {what(meta['run'])}, not an object"
+    if meta.get('backend') is not None and not isinstance(meta['backend'], str):
+        return f"'backend' is {what(meta['backend'])}, not a string"
+
 def read_meta(ckpt) -> dict:
-    "The `meta.json` of checkpoint directory `ckpt`; `CheckpointUnreadable` if it is missing or not valid JSON."
+    ("The `meta.json` of checkpoint directory `ckpt`; `CheckpointUnreadable` naming it if it is missing, unreadable, "
+     "not valid JSON, or not a checkpoint's (`meta_problem`).")
     f = Path(ckpt)/'meta.json'
-    try: return json.loads(f.read_text(encoding='utf-8'))
+    try: meta = json.loads(f.read_text(encoding='utf-8'))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e: raise CheckpointUnreadable(f"{f}: {e}") from None
+    if why := meta_problem(meta): raise CheckpointUnreadable(f"{f}: not a checkpoint's meta.json: {why}")
+    return meta
+
+def load_state_file(f, load) -> dict:
+    ("`load(str(f))` of a checkpoint's state file `f`; `CheckpointUnreadable` naming it if it cannot be read, with the "
+     "system's reason (safetensors reports every file it cannot open as 'No such file or directory').")
+    try:
+        with open(f, 'rb'): pass
+    except OSError as e: raise CheckpointUnreadable(f"{f}: {e.strerror or e}") from None
+    try: return load(str(f))
+    except Exception as e: raise CheckpointUnreadable(f"{f}: {e}") from None
 
 # %% ../nbs/00_core.ipynb #0107743b
 def checkpoint_identity(path) -> str:

@@ -405,6 +405,10 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
                          f"got {format!r}")
     enc = format if callable(format) else ENCODERS[format]   # a callable: (row, tokenizer) -> (ids, mask)
     bad = on_bad_row if isinstance(on_bad_row, BadRows) else BadRows(name, on_bad_row)
+    if format == 'chat' and getattr(tokenizer, 'chat_template', '') is None:   # an HF tokenizer without one
+        raise DataError(f"{bad.path}: rows of 'messages' are written out with the tokenizer's chat template, and the "
+                        f"tokenizer of {getattr(tokenizer, 'name_or_path', '') or 'the model'} has none; give rows of "
+                        "instruction/output or text")
     long = BadRows(bad.path, on_long_prompt, 'row(s) with a prompt longer than the context length')
     ex, where_, cut = _Examples(), Places(), 0
     for k, r in enumerate(rows):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_lora.ipynb #86ac999a
 from __future__ import annotations
-import json, re, warnings
+import json, math, re, warnings
 from functools import partial
 from pathlib import Path
 import numpy as np
@@ -135,19 +135,40 @@ def _check_peft_config(d:dict, where):
     for k in ('rank_pattern', 'alpha_pattern'):
         if d.get(k): raise ValueError(f"{where}: per-module {k} is not supported")
     if d.get('bias', 'none') != 'none': raise ValueError(f"{where}: bias={d['bias']!r} is not supported (only 'none')")
+    r, a, dr, tm = d.get('r'), d.get('lora_alpha'), d.get('lora_dropout') or 0.0, d.get('target_modules')
+    num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    if not (isinstance(r, int) and not isinstance(r, bool) and r > 0):
+        raise ValueError(f"{where}: r must be a positive int, got {r!r}")
+    if not (num(a) and a > 0): raise ValueError(f"{where}: lora_alpha must be a positive number, got {a!r}")
+    if not (num(dr) and 0 <= dr < 1): raise ValueError(f"{where}: lora_dropout must be a number in [0, 1), got {dr!r}")
+    if not (isinstance(tm, str) or isinstance(tm, list) and tm and all(isinstance(x, str) for x in tm)):
+        raise ValueError(f"{where}: target_modules must be a list of module names or a regular expression, got {tm!r}")
+
+def _targeted(tm, name:str) -> bool:
+    "Whether PEFT's `target_modules` `tm` names module `name` (a string: a regex matching all of it; a list: its last parts)."
+    if isinstance(tm, str): return re.fullmatch(tm, name) is not None
+    return any(name == t or name.endswith('.' + t) for t in tm)
 
 # %% ../nbs/04_lora.ipynb #5aca3738
 def load_peft(path:str|Path, c:LlamaConfig) -> tuple[LoRAConfig, dict]:
-    "Read a PEFT LoRA adapter directory into `(LoRAConfig, lora tree)` for a model of config `c`."
-    p = Path(path)
-    if not (p/'adapter_config.json').exists():
-        raise FileNotFoundError(f"{str(p)!r} has no adapter_config.json: not a PEFT adapter")
-    d = json.loads((p/'adapter_config.json').read_text()); _check_peft_config(d, p)
+    ("Read a PEFT LoRA adapter directory into `(LoRAConfig, lora tree)` for a model of config `c`, every tensor "
+     "checked: each module's for every layer, of its shape, float and finite, and named by `target_modules`.")
+    p = Path(path); f = p/'adapter_config.json'
+    if not f.exists(): raise FileNotFoundError(f"{str(p)!r} has no adapter_config.json: not a PEFT adapter")
+    try: d = json.loads(f.read_text(encoding='utf-8-sig'))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e: raise ValueError(f"{f}: not valid JSON ({e})") from None
+    if not isinstance(d, dict): raise ValueError(f"{f}: expected a JSON object")
+    _check_peft_config(d, f)
     t = {k.replace('.default.', '.'): v for k, v in load_file(str(p/'adapter_model.safetensors')).items()}
-    present = [m for m in _target_shapes(c) if _peft_keys(c, m)[0][1] + '.lora_A.weight' in t]
+    ends = ('.lora_A.weight', '.lora_B.weight')
+    present = [m for m in _target_shapes(c) if any(k + e in t for _, k in _peft_keys(c, m) for e in ends)]
     if not present:
         raise ValueError(f"{p}: no adapter tensor fits a Llama model of this config (keys like {sorted(t)[:2]})")
-    cfg = LoRAConfig(rank=int(d['r']), alpha=float(d['lora_alpha']), dropout=float(d.get('lora_dropout') or 0.0),
+    for m in present:   # PEFT applies only the modules target_modules names; it would leave the others' tensors unused
+        if not _targeted(d['target_modules'], name := _peft_keys(c, m)[0][1].removeprefix('base_model.model.')):
+            raise ValueError(f"{f}: target_modules {d['target_modules']!r} does not name {name}, whose adapter the "
+                             "weights hold (PEFT would not apply it)")
+    cfg = LoRAConfig(rank=d['r'], alpha=float(d['lora_alpha']), dropout=float(d.get('lora_dropout') or 0.0),
                      targets='(' + '|'.join(re.escape(m) for m in present) + ')$')
     flat, used = {}, set()
     for mod, (din, dout) in _target_shapes(c).items():
@@ -159,6 +180,8 @@ def load_peft(path:str|Path, c:LlamaConfig) -> tuple[LoRAConfig, dict]:
                 w = t[key + suffix].T; used.add(key + suffix)
                 if w.shape != shape: raise ValueError(f"{p}: {key + suffix} has shape {w.T.shape}, "
                                                       f"expected {shape[::-1]} for this base model")
+                if not np.issubdtype(w.dtype, np.floating): raise ValueError(f"{p}: {key + suffix} is {w.dtype}, not a float type")
+                if not np.isfinite(w).all(): raise ValueError(f"{p}: {key + suffix} holds values that are not finite (NaN or inf)")
                 parts.append(w)
             flat[tuple(mod.split('/')) + (kind,)] = jnp.asarray(parts[0] if mod == 'lm_head' else np.stack(parts),
                                                                 jnp.float32)

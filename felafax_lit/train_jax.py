@@ -16,7 +16,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
-from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity
+from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity, load_state_file
 from .training import TrainConfig, TrainerBase, check_backend, lr_schedule, activation_bytes, check_trainer_args
 from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
@@ -320,8 +320,7 @@ def save_checkpoint(ckpt_dir, state:dict, meta:dict, keep:int=2) -> Path:
 def load_checkpoint(path, like:dict, shardings:dict|None=None) -> tuple:
     "(state shaped and typed like `like` (arrays or `ShapeDtypeStruct`s), placed by `shardings`, meta) from `path`."
     p = Path(path); meta = read_meta(p)
-    try: arrays = load_file(str(p/'state.safetensors'))
-    except Exception as e: raise CheckpointUnreadable(f"{p/'state.safetensors'}: {e}") from None
+    arrays = load_state_file(p/'state.safetensors', load_file)   # with the system's reason when it cannot be opened
     flat, tdef = jax.tree_util.tree_flatten_with_path(like); leaves = []
     if extra := sorted(set(arrays) - {jax.tree_util.keystr(q) for q, _ in flat}):
         raise TrainError(f"{p}: checkpoint holds {len(extra)} array(s) this run has no place for ({extra[0]}, ...): "

@@ -21,6 +21,7 @@ from safetensors.torch import save_file, load_file
 from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity, load_tokenizer
+from .core import load_state_file
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
 from .training import interrupted_outside_steps, check_trainer_args
@@ -33,11 +34,12 @@ from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 
 # %% auto #0
 __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILED_ATTENTION', 'COMPILED_ATTENTION_BYTES',
-           'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_', 'heap_trim', 'model_inputs',
-           'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention',
-           'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention', 'compile_layers', 'build_model',
-           'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head',
-           'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
+           'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_', 'all_finite', 'heap_trim',
+           'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward', 'sdpa_fp32_op',
+           'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention', 'compile_layers',
+           'build_model', 'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused', 'LinearCrossEntropy', 'head_on',
+           'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main',
+           'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -52,6 +54,15 @@ def clip_grads_(params:list, max_norm:float) -> float:
         for p in params:
             if p.grad is not None: p.grad.mul_(max_norm / n)
     return n
+
+# %% ../nbs/08b_train_torch.ipynb #69f13480
+def all_finite(params:list, world:int=1, device=None) -> bool:
+    ("Whether every tensor of `params` holds only finite numbers: of an FSDP2 DTensor this process's shard, with `world` "
+     "> 1 every process's (one all-reduce on `device`).")
+    ts = [(p.to_local() if hasattr(p, 'to_local') else p).detach() for p in params]
+    ok = torch.stack([torch.isfinite(t).all() for t in ts]).all() if ts else torch.tensor(True)
+    if world == 1: return bool(ok)
+    f = ok.to(device=device, dtype=torch.int32); dist.all_reduce(f, op=dist.ReduceOp.MIN); return bool(f.item())
 
 # %% ../nbs/08b_train_torch.ipynb #53092f44
 HEAP_TRIM_STEPS = 10   # on a CPU, give freed heap memory back to the OS every this many optimizer steps (0: never)
@@ -367,8 +378,9 @@ def _local(self:Trainer, rows:dict, trim:bool=True) -> dict:
 
 @patch
 def train_step(self:Trainer, batch:dict, lr:float) -> dict:
-    ("One optimizer step on a global numpy batch `[accumulation * batch_size, T]`; "
-     "its metrics (no update if not finite).")
+    ("One optimizer step on a global numpy batch `[accumulation * batch_size, T]`; its metrics. `finite` is false when "
+     "the loss or the gradient norm is not (then nothing is updated), or when the update left a trained weight that is "
+     "not (`fit` then stops before anything is saved).")
     A, b = self.tc.gradient_accumulation_steps, self.tc.batch_size
     n = float(batch['loss_mask'].sum()); d = max(n, 1.0); total = torch.zeros((), dtype=torch.float64)
     for i in range(A):
@@ -381,6 +393,7 @@ def train_step(self:Trainer, batch:dict, lr:float) -> dict:
     if ok:
         for g in self.opt.param_groups: g['lr'] = lr
         self.opt.step()
+        ok = all_finite(self.params, self.world, self.device)   # an update can overflow where the gradients did not
     self.opt.zero_grad(set_to_none=True); self.steps_run += 1
     if self.device.type == 'cpu' and HEAP_TRIM_STEPS and self.steps_run % HEAP_TRIM_STEPS == 0: heap_trim()
     return {'loss': loss, 'grad_norm': gn, 'loss_tokens': int(n), 'lr': lr, 'finite': ok}
@@ -409,18 +422,42 @@ def state_tensors(self:Trainer) -> dict:
     return out
 
 @patch
-def load_state_tensors(self:Trainer, t:dict, where=''):
-    "Put back what `state_tensors` returned: weights, AdamW state (sharded like the weights) and the RNG."
+def expected_state(self:Trainer, optimizer:bool=True) -> dict:
+    ("`{name: (shape, dtype)}` of every tensor a checkpoint of this run holds: the trained weights, AdamW's `step`, "
+     "`exp_avg` and `exp_avg_sq` of each (`max_exp_avg_sq` too with amsgrad) if `optimizer`, the RNG state.")
+    out, ams = {}, self.opt.param_groups[0].get('amsgrad', False)
+    for name, p in zip(self.names, self.params):
+        out[f'trained/{name}'] = (tuple(p.shape), p.dtype)
+        if optimizer:
+            out[f'opt/{name}/step'] = ((), torch.float32)
+            for k in ('exp_avg', 'exp_avg_sq') + (('max_exp_avg_sq',) if ams else ()): out[f'opt/{name}/{k}'] = (tuple(p.shape), p.dtype)
+    rng = torch.get_rng_state(); out['rng/torch'] = (tuple(rng.shape), rng.dtype)
+    return out
+
+@patch
+def check_state(self:Trainer, t:dict, where='', optimizer:bool|None=None):
+    ("Raise `TrainError` naming `where` and the tensor unless `t` holds exactly `expected_state` with those shapes and "
+     "dtypes (`optimizer` None: AdamW's state expected if `t` holds any).")
+    exp = self.expected_state(any(k.startswith('opt/') for k in t) if optimizer is None else optimizer)
     if extra := sorted({k.split('/', 1)[1] for k in t if k.startswith('trained/')} - set(self.names)):
         raise TrainError(f"{where}: checkpoint holds {len(extra)} weight(s) this run does not train ({extra[0]}, ...): "
                          "it was saved by a different run setup")
+    if extra := sorted(k for k in t if k not in exp):
+        raise TrainError(f"{where}: checkpoint holds {len(extra)} tensor(s) this run has no place for ({extra[0]}, ...): "
+                         "it was saved by a different run setup")
+    for k, (shape, dtype) in exp.items():
+        if k not in t: raise TrainError(f"{where}: checkpoint has no tensor {k}: it was saved by a different run setup, "
+                                        "or is damaged")
+        if tuple(t[k].shape) != shape: raise TrainError(f"{where}: {k} has shape {tuple(t[k].shape)}, expected {shape}")
+        if t[k].dtype != dtype: raise TrainError(f"{where}: {k} has dtype {t[k].dtype}, expected {dtype}")
+
+@patch
+def load_state_tensors(self:Trainer, t:dict, where='', optimizer:bool|None=None):
+    ("Put back what `state_tensors` returned: weights, AdamW state (sharded like the weights) and the RNG, all checked "
+     "first (`check_state`), so nothing is put back from a checkpoint that does not fit.")
+    self.check_state(t, where, optimizer)
     for name, p in zip(self.names, self.params):
-        if f'trained/{name}' not in t:
-            raise TrainError(f"{where}: checkpoint has no weight {name!r}: it was saved by a different run setup")
-        w = t[f'trained/{name}']
-        if tuple(w.shape) != tuple(p.shape):
-            raise TrainError(f"{where}: {name} has shape {tuple(w.shape)}, expected {tuple(p.shape)}")
-        with torch.no_grad(): p.copy_(_like(p, w))
+        with torch.no_grad(): p.copy_(_like(p, t[f'trained/{name}']))
         st = {k.rsplit('/', 1)[1]: v for k, v in t.items() if k.startswith(f'opt/{name}/')}
         if st: self.opt.state[p] = {k: (v if k == 'step' else _like(p, v)) for k, v in st.items()}
     torch.set_rng_state(t['rng/torch'])
@@ -445,9 +482,8 @@ def _agree_stop(self:Trainer, asked:bool) -> bool:
 
 @patch
 def _restore(self:Trainer, ck:Path, meta:dict):
-    try: t = load_file(str(ck/'state.safetensors'))
-    except Exception as e: raise CheckpointUnreadable(f"{ck/'state.safetensors'}: {e}") from None
-    self.load_state_tensors(t, ck); self.step = int(meta['step'])
+    t = load_state_file(ck/'state.safetensors', load_file)
+    self.load_state_tensors(t, ck, True if int(meta['step']) > 0 else None); self.step = int(meta['step'])
 
 # %% ../nbs/08b_train_torch.ipynb #de584eee
 def _eager():
@@ -476,7 +512,8 @@ def _begin(self:Trainer, total:int): pass
 @patch
 def _fresh(self:Trainer): self.step = 0
 @patch
-def _nonfinite(self:Trainer, m:dict) -> str: return f"gradient norm is {m['grad_norm']}"
+def _nonfinite(self:Trainer, m:dict) -> str:
+    return "the updated weights are not finite" if math.isfinite(m['grad_norm']) else f"gradient norm is {m['grad_norm']}"
 @patch(as_prop=True)
 def _flops_remat(self:Trainer) -> str: return 'none' if self.tc.remat_policy == 'none' else 'full'
 @patch

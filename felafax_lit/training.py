@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_training.ipynb #59a81f7d
 from __future__ import annotations
-import contextlib, json, math, os, platform, re, signal, socket, subprocess, sys, threading, time, warnings
+import contextlib, json, math, os, platform, re, shutil, signal, socket, subprocess, sys, threading, time, warnings
 from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from .core import (TrainError, check_settings, list_checkpoints, 
                               MetricsLog, read_metrics)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
-from .core import output_lock, earlier_run, LoRAConfig, check_context
+from .core import output_lock, earlier_run, LoRAConfig, check_context, checkpoint_entries
 from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
 from .data import Loader, TokenDataset, build_rows
 
@@ -263,13 +263,16 @@ def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_cha
     total = tc.max_steps or tc.num_epochs * loader.steps(0)
     self._run = run_identity(asdict(tc), asdict(self.lora_cfg) if self.lora_cfg else None, self.config.to_hf(),
                              self.base_identity, dataset_identity(train_ds))
-    self._begin(total)
+    self._begin(total); self._stale = {}
     start = self._resume(loader, allow_changes) if resume else 0
     if not start: self._fresh()
-    try:   # elapsed_s goes on from the run's time at its checkpoint (the time between a stop and its resume not counted)
-        done = max([r['elapsed_s'] for r in read_metrics(out/'metrics.csv') if r['step'] <= start and 'elapsed_s' in r]
-                   if start and out else [], default=0.0)
-    except (OSError, ValueError): done = 0.0
+    f = out/'metrics.csv' if out and start else None   # a resumed run keeps its log's rows up to its checkpoint ...
+    try: kept = read_metrics(f, upto=start) if f and f.is_file() else []
+    except (OSError, ValueError):   # ... which must read (the error names the file and the line)
+        if self.rank == 0: raise
+        kept = []
+    # elapsed_s goes on from the run's time at its checkpoint (the time between a stop and its resume not counted)
+    done = max([r['elapsed_s'] for r in kept if 'elapsed_s' in r], default=0.0)
     log = MetricsLog(out/'metrics.csv' if out and self.rank == 0 else None,
                      tc.log_to if self.rank == 0 else 'stdout', asdict(tc), append=resume and start > 0, after=start)
     stop, self._halted = self._stop_request(), False
@@ -301,20 +304,47 @@ def _interrupted(self:TrainerBase, sig:str, rows:list, start:int, total:int) -> 
     return TrainingInterrupted(f"{sig} after step {n} of {total}: {where}", sig, n)
 
 # %% ../nbs/08_training.ipynb #a323fd01
+def _reason(e:Exception, ck:Path) -> str:
+    "The first line of `e`'s message, without the checkpoint's path, at most 160 characters."
+    s = str(e).replace(f"{ck}/", '').replace(f"{ck}: ", '').replace(str(ck), ck.name)
+    s = s.splitlines()[0] if s else type(e).__name__
+    return s if len(s) <= 160 else s[:157] + '...'
+
 @patch
 def _resume(self:TrainerBase, loader:Loader, allow=()) -> int:
-    "Restore the newest readable checkpoint of this run and move the loader to its position; its step (0: none)."
-    for ck in reversed(list_checkpoints(self.ckpt_dir)):
+    ("Restore the newest readable checkpoint of this run and move the loader to its position; its step (0: there is no "
+     "checkpoint). Newer ones that cannot be read are skipped, and replaced when this run saves their step "
+     "(`_stale`); `TrainError` if there are checkpoints and none can be read.")
+    bad = {}   # step: (path, why) of each skipped one
+    for n, ck in sorted(checkpoint_entries(self.ckpt_dir).items(), reverse=True):
         try:
+            if not ck.is_dir(): raise CheckpointUnreadable(f"{ck}: a file, not a directory")
             meta = read_meta(ck)
             if (b := meta.get('backend') or self.backend) != self.backend:   # recorded since checkpoints name it
                 raise TrainError(f"cannot resume from {ck}: the {b} trainer wrote it, this is the {self.backend} "
                                  f"trainer; resume it with the {b} trainer (--backend {b})")
             check_resume(ck, meta.get('run'), self._run, allow); self._restore(ck, meta)
-        except CheckpointUnreadable as e: self._say(f"resume: skipping {ck.name}, it cannot be read: {e}"); continue
+        except CheckpointUnreadable as e: bad[n] = (ck, _reason(e, ck)); continue
+        for m, (p, why) in sorted(bad.items()):
+            self._say(f"resume: skipping {p.name}, it cannot be read ({why}); this run replaces it when it saves step {m}")
+        self._stale = {m: p for m, (p, _) in bad.items()}
         loader.load_state_dict(meta['loader']); self._say(f"resuming from {ck} (step {meta['step']})")
         return int(meta['step'])
+    if bad:
+        raise TrainError(f"cannot resume: no checkpoint in {self.ckpt_dir} can be read ("
+                         + '; '.join(f"{p.name}: {why}" for p, why in (bad[m] for m in sorted(bad))) + "); to start "
+                         "over there, run again with --overwrite instead of --resume (in Python: core.clear_run(output_dir), "
+                         "then fit without resume), or use another output_dir")
     self._say(f"resume: no usable checkpoint in {self.ckpt_dir}; starting from step 0"); return 0
+
+@patch
+def _clear_stale(self:TrainerBase, step:int):
+    ("Before this run saves `step`: remove what the resume skipped under that name where the save could not replace it "
+     "(a directory without `meta.json`, a file); rank 0.")
+    p = self._stale.pop(step, None)
+    if p is None or self.rank != 0 or (p.is_dir() and not p.is_symlink() and (p/'meta.json').exists()): return
+    if p.is_dir() and not p.is_symlink(): shutil.rmtree(p)
+    else: p.unlink(missing_ok=True)
 
 # %% ../nbs/08_training.ipynb #004e31ff
 @patch
@@ -343,7 +373,7 @@ def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log,
             if eval_ds is not None and (last or tc.eval_steps and (k + 1) % tc.eval_steps == 0):
                 rows.append(self._log_eval(eval_ds, k + 1, log, t0))
             if self.output_dir and not collapsed.streak and (last or halt or tc.save_steps and (k + 1) % tc.save_steps == 0):
-                self.save(loader)
+                self._clear_stale(k + 1); self.save(loader)
             if halt: self._halted = True; break
             if k + 1 == until: break
     return rows

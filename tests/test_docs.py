@@ -79,7 +79,7 @@ def site(tmp_path_factory):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not log.exists():
             r = subprocess.run([sys.executable, str(ROOT / 'tools' / 'build_docs.py'), '--out', str(out), '--force'],
-                               cwd=ROOT, capture_output=True, text=True, timeout=600)
+                               cwd=ROOT, capture_output=True, text=True, timeout=1200)
             assert r.returncode == 0, f'docs build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}'
             log.write_text(json.dumps([r.stdout, r.stderr]))
     stdout, stderr = json.loads(log.read_text())
