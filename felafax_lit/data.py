@@ -659,7 +659,11 @@ def _check_files(name, kind:str, files:list):
     if empty := [f for f in files if Path(f).stat().st_size == 0]: raise DataError(f"dataset {name}: {empty[0]} is empty")
     if kind == 'parquet':
         import pyarrow.parquet as pq
-        if sum(pq.ParquetFile(f).metadata.num_rows for f in files) == 0: raise DataError(f"dataset {name}: no rows")
+        rows = 0
+        for f in files:
+            try: rows += pq.ParquetFile(f).metadata.num_rows
+            except Exception as e: raise DataError(f"dataset {name}: {f} is not a readable parquet file ({e})") from None
+        if rows == 0: raise DataError(f"dataset {name}: no rows")
 
 def _split_files(name, p:Path, files:list, split:str) -> list:
     ("The files of `split` in directory `p`, its splits named by its file names as on the hub (`train-00000-of-00001"
