@@ -12,10 +12,10 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'HF_DEFAULTS', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT',
-           'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'INT_SETTINGS', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS', 'CSV_FIELDS',
-           'METRICS_FIX', 'LOCK_FILE', 'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL', 'SMOLLM2_GGUF',
-           'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset', 'num_params',
-           'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount',
+           'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'INT_SETTINGS', 'INT_MAX', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS',
+           'CSV_FIELDS', 'METRICS_FIX', 'LOCK_FILE', 'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL',
+           'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset',
+           'num_params', 'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount',
            'train_flops_per_token', 'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir',
            'list_checkpoints', 'checkpoint_entries', 'check_context', 'check_settings', 'MetricsLog', 'read_metrics',
            'copy_hf_extras', 'output_lock', 'check_not_in_use', 'earlier_run', 'clear_run', 'check_replaceable',
@@ -256,13 +256,18 @@ class LoRAConfig:
     targets:str=LORA_TARGETS_DEFAULT # regex searched in module paths (or PEFT's list of module names); add `|lm_head` to adapt the head
 
     def __post_init__(self):
-        import re
-        if isinstance(self.targets, (list, tuple)):   # PEFT's target_modules: module names
-            object.__setattr__(self, 'targets', '(' + '|'.join(re.escape(str(t)) for t in self.targets) + ')$')
+        import re, numbers
+        t = self.targets   # '' or [] would adapt every module (JAX) or none (PyTorch): refused
+        _check(not isinstance(t, (str, list, tuple)) or (t.strip() if isinstance(t, str) else t and all(str(x).strip() for x in t)),
+               f"LoRA targets must name at least one module (a regex, or a list of module names), got {t!r}")
+        if isinstance(t, (list, tuple)):   # PEFT's target_modules: module names
+            object.__setattr__(self, 'targets', '(' + '|'.join(re.escape(str(x)) for x in t) + ')$')
         _check(isinstance(self.targets, str), f"LoRA targets must be a regex or a list of module names, got {self.targets!r}")
-        _check(isinstance(self.rank, int) and self.rank > 0, f"LoRA rank must be a positive int, got {self.rank!r}")
-        _check(self.alpha > 0, f"LoRA alpha must be > 0, got {self.alpha!r}")
-        _check(0 <= self.dropout < 1, f"LoRA dropout must be in [0, 1), got {self.dropout!r}")
+        num = lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)
+        _check(num(self.rank) and isinstance(self.rank, int) and self.rank > 0, f"LoRA rank must be a positive int, got {self.rank!r}")
+        _check(num(self.alpha) and math.isfinite(self.alpha) and self.alpha > 0,
+               f"LoRA alpha must be > 0 and finite (a positive number), got {self.alpha!r}")
+        _check(num(self.dropout) and 0 <= self.dropout < 1, f"LoRA dropout must be in [0, 1), got {self.dropout!r}")
         try: re.compile(self.targets)
         except re.error as e: raise ValueError(f"LoRA targets {self.targets!r} is not a valid regex: {e}") from None
 
@@ -358,6 +363,7 @@ INT_SETTINGS = {**dict.fromkeys(('batch_size', 'gradient_accumulation_steps', 'c
                                  'max_steps', 'keep_checkpoints', 'log_steps', 'dataset_size', 'nproc', 'lora_rank',
                                  'max_new_tokens'), 1),
                 **dict.fromkeys(('warmup_steps', 'eval_steps', 'save_steps', 'eval_size', 'seed'), 0)}  # lowest allowed
+INT_MAX = {'seed': 2**32 - 1}   # highest allowed: a seed both backends' generators take (JAX's keys: below 2**63)
 POSITIVE_SETTINGS, NONNEGATIVE_SETTINGS = (('lr', 'lora_alpha', 'device_memory'),
                                            ('weight_decay', 'max_grad_norm', 'temperature'))
 
@@ -371,8 +377,10 @@ def check_settings(d:dict, flag:str='') -> None:
     for k, v in d.items():
         if v is None: continue
         num, name = isinstance(v, (int, float)) and not isinstance(v, bool), flag + k
-        if k in INT_SETTINGS and not (num and isinstance(v, int) and v >= INT_SETTINGS[k]):
-            raise TrainError(f"{name} must be a {'positive' if INT_SETTINGS[k] else 'non-negative'} int, got {v!r}")
+        top = INT_MAX.get(k)
+        if k in INT_SETTINGS and not (num and isinstance(v, int) and INT_SETTINGS[k] <= v <= (top or v)):
+            raise TrainError(f"{name} must be a {'positive' if INT_SETTINGS[k] else 'non-negative'} int"
+                             f"{f' at most {top}' if top else ''}, got {v!r}")
         if k in POSITIVE_SETTINGS and not (num and math.isfinite(v) and v > 0):
             raise TrainError(f"{name} must be a positive number, got {v!r}")
         if k in NONNEGATIVE_SETTINGS and not (num and math.isfinite(v) and v >= 0):

@@ -17,6 +17,7 @@ from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity, load_state_file
+from .core import check_settings
 from .training import TrainConfig, TrainerBase, check_backend, lr_schedule, activation_bytes, check_trainer_args
 from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
@@ -240,8 +241,9 @@ def make_train_step(model, train_type:str, optimizer:optax.GradientTransformatio
         loss, grads, n = accumulated_grads(model, train_type, state['trained'], frozen, batch, rng, groups)
         updates, opt_state = optimizer.update(grads, state['opt_state'], state['trained'])
         trained = optax.apply_updates(state['trained'], updates)
-        finite = jnp.all(jnp.array([jnp.isfinite(x).all() for x in jax.tree.leaves(trained)]))
-        metrics = {'loss': loss, 'grad_norm': optax.global_norm(grads), 'loss_tokens': n, 'finite': finite,
+        gn = optax.global_norm(grads)   # an infinite norm: clipping zeroes the update, the weights stay finite
+        finite = jnp.isfinite(gn) & jnp.all(jnp.array([jnp.isfinite(x).all() for x in jax.tree.leaves(trained)]))
+        metrics = {'loss': loss, 'grad_norm': gn, 'loss_tokens': n, 'finite': finite,
                    'lr': schedule(state['step']) if schedule else jnp.zeros(())}
         return {**state, 'step': state['step'] + 1, 'trained': trained, 'opt_state': opt_state}, metrics
     return step
@@ -421,7 +423,8 @@ def _step(self:Trainer, b:dict, k:int, total:int) -> dict:
 def _accept(self:Trainer, step:int): self._keep(self._new, step); self._new = None
 
 @patch
-def _nonfinite(self:Trainer, m:dict) -> str: return "the updated weights are not finite"
+def _nonfinite(self:Trainer, m:dict) -> str:
+    return "the updated weights are not finite" if np.isfinite(m['grad_norm']) else f"gradient norm is {m['grad_norm']}"
 
 @patch
 def save(self:Trainer, loader:Loader) -> Path:
@@ -461,7 +464,7 @@ def save_merged(self:Trainer, path, copy_files_from=None, adapters:bool=True) ->
 @patch
 def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_size:int=32) -> list:
     "Greedy completions (text after the prompt, special tokens dropped) of `prompts` by the trained model."
-    model, params, out = Llama(self.config), self.merged_params(), []
+    check_settings({'batch_size': batch_size}); model, params, out = Llama(self.config), self.merged_params(), []
     eos = self.config.eos_token_id if tokenizer.eos_token_id is None else tokenizer.eos_token_id
     for i in range(0, len(prompts), batch_size):
         ids = [tokenizer.encode(p, add_special_tokens=True) for p in prompts[i:i + batch_size]]

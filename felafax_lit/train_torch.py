@@ -21,7 +21,7 @@ from safetensors.torch import save_file, load_file
 from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity, load_tokenizer
-from .core import load_state_file
+from .core import load_state_file, check_settings
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
 from .training import interrupted_outside_steps, check_trainer_args
@@ -641,6 +641,11 @@ def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_
     ("Greedy completions (text after the prompt, special tokens dropped) of `prompts` by the trained model (merged), "
      "computed in `dtype` (default: the training's compute dtype, float32 for a full fine-tune).")
     from transformers import LlamaConfig as HFConfig
+    check_settings({'batch_size': batch_size}); P = self.config.max_position_embeddings
+    enc = [tokenizer.encode(p, add_special_tokens=True) for p in prompts]   # refused as the JAX trainer's generate does:
+    if any(len(s) == 0 for s in enc): raise ValueError("every prompt needs at least one token")
+    if enc and (n := max(map(len, enc))) >= P:
+        raise ValueError(f"a prompt of {n} tokens leaves no position to follow it (max_position_embeddings {P})")
     m = self._unsharded()   # a collective under FSDP2; rank 0 decodes
     if self.rank != 0: return []
     dt = dtype or (torch.float32 if self.tc.train_type == 'full' else DTYPES[self.tc.precision])
@@ -648,7 +653,7 @@ def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_
     eos = self.config.eos_token_id if tokenizer.eos_token_id is None else tokenizer.eos_token_id
     pad, out = eos if tokenizer.pad_token_id is None else tokenizer.pad_token_id, []
     for i in range(0, len(prompts), batch_size):
-        ids = [tokenizer.encode(p, add_special_tokens=True) for p in prompts[i:i + batch_size]]; T = max(map(len, ids))
+        ids = enc[i:i + batch_size]; T = max(map(len, ids))
         x = torch.tensor([[pad] * (T - len(s)) + s for s in ids])
         am = torch.tensor([[0] * (T - len(s)) + [1] * len(s) for s in ids])
         with torch.no_grad():

@@ -21,9 +21,9 @@ from .data import Loader, TokenDataset, build_rows
 # %% auto #0
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
            'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
-           'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'TrainerBase',
-           'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'check_trainer_args', 'check_dataset',
-           'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
+           'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'check_warmup',
+           'TrainerBase', 'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'check_trainer_args',
+           'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -45,6 +45,10 @@ def _check(cond, msg):
     if not cond: raise TrainError(msg)
 
 # %% ../nbs/08_training.ipynb #33638af8
+def _idle_warmup(w:int) -> str:
+    return (f"warmup_steps {w} leaves the only step of this 1-step run at learning rate 0 (warmup starts from 0), so "
+            "nothing would train: use warmup_steps 0, or more steps")
+
 @dataclass(frozen=True)
 class TrainConfig:
     "Settings of a training run, for either backend."
@@ -83,9 +87,7 @@ class TrainConfig:
         for f in fields(self):   # a bool field given 'no' would read as true without a word (0 and 1 are fine)
             if f.type in ('bool', bool) and not (isinstance(v := getattr(self, f.name), (bool, int, np.bool_)) and v in (0, 1)):
                 raise TrainError(f"{f.name} must be True or False, got {v!r}")
-        if self.max_steps and self.warmup_steps and self.warmup_steps >= self.max_steps:
-            warnings.warn(f"warmup_steps {self.warmup_steps} is not below max_steps {self.max_steps}: the learning rate "
-                          f"never reaches lr {self.lr:g}")
+        if self.max_steps == 1: _check(not self.warmup_steps, _idle_warmup(self.warmup_steps))   # (more: fit's check_warmup)
 
 # %% ../nbs/08_training.ipynb #bf21dc96
 @patch(cls_method=True)
@@ -128,8 +130,9 @@ def check_backend(tc:TrainConfig, backend:str,
 
 # %% ../nbs/08_training.ipynb #dba19b67
 def warmup_steps(tc:TrainConfig, total_steps:int) -> int:
-    "Warmup steps of a run of `total_steps`: `tc.warmup_steps`, or 10% of the run."
-    return int(0.1 * total_steps) if tc.warmup_steps is None else min(tc.warmup_steps, total_steps)
+    ("Warmup steps of a run of `total_steps`: `tc.warmup_steps` (more than the run too: the rate climbs by "
+     "lr / warmup_steps a step as asked, and a longer run resumed from it goes on the same way), or 10% of the run.")
+    return int(0.1 * total_steps) if tc.warmup_steps is None else tc.warmup_steps
 
 def lr_schedule(tc:TrainConfig, total_steps:int, xp=np):
     "`step -> learning rate` of optimizer step `step` (0-based): linear warmup from 0, then `tc.lr_scheduler`."
@@ -145,6 +148,16 @@ def lr_schedule(tc:TrainConfig, total_steps:int, xp=np):
 def lr_at(tc:TrainConfig, total_steps:int, step:int) -> float:
     "The learning rate of optimizer step `step` (0-based) of `total_steps`, as a Python float."
     return float(lr_schedule(tc, total_steps)(step))
+
+def check_warmup(tc:TrainConfig, total_steps:int, warn:bool=True): # warn: this process warns (rank 0)
+    ("Refuse a warmup that leaves every step of a run of `total_steps` at learning rate 0; warn when the run ends "
+     "before its warmup does (`fit` calls it once per run).")
+    w = tc.warmup_steps
+    if not w or w < total_steps: return
+    _check(total_steps > 1, _idle_warmup(w))
+    if warn: warnings.warn(f"warmup_steps {w} is not below the run's {total_steps} steps: the whole run warms up, the "
+                           f"learning rate rising from 0 by lr/{w} a step to {lr_at(tc, total_steps, total_steps - 1):.3g} "
+                           f"at the last step; it never reaches lr {tc.lr:g}")
 
 # %% ../nbs/08_training.ipynb #9df0c60c
 class TrainerBase:
@@ -254,17 +267,22 @@ def _fit(self:TrainerBase, train_ds, eval_ds, resume, until, progress, allow_cha
     check_dataset(tc, train_ds)
     if eval_ds is not None: check_dataset(tc, eval_ds, 'eval_ds')
     elif tc.eval_steps: warnings.warn(f"eval_steps {tc.eval_steps}: no held-out set (eval_ds) to evaluate on")
+    _check(until is None or (isinstance(until, int) and not isinstance(until, bool) and until > 0),
+           f"until must be a positive int (the step to stop after) or None, got {until!r}")
     _check(out is not None or not (resume or tc.save_steps), "checkpoints need an output_dir")
     left = None if resume or out is None else earlier_run(out)
     _check(not left, f"{out} holds an earlier run ({left}): continue it with resume=True (--resume), start over there "
                      "after core.clear_run (--overwrite), or use another output_dir")
     loader = Loader(train_ds, tc.batch_size * tc.gradient_accumulation_steps, tc.context_length, seed=tc.seed,
                     pack=tc.pack)
-    total = tc.max_steps or tc.num_epochs * loader.steps(0)
+    total = tc.max_steps or tc.num_epochs * loader.steps(0); check_warmup(tc, total, self.rank == 0)
     self._run = run_identity(asdict(tc), asdict(self.lora_cfg) if self.lora_cfg else None, self.config.to_hf(),
                              self.base_identity, dataset_identity(train_ds))
     self._begin(total); self._stale = {}
     start = self._resume(loader, allow_changes) if resume else 0
+    if resume and start >= total:   # as a finished run: nothing trained, the checkpoint's weights held (and exported)
+        self._say(f"resume: the checkpoint is at step {start}, " + ("this run's last step" if start == total else
+                  f"past this run's last step {total}") + ": nothing to train")
     if not start: self._fresh()
     f = out/'metrics.csv' if out and start else None   # a resumed run keeps its log's rows up to its checkpoint ...
     try: kept = read_metrics(f, upto=start) if f and f.is_file() else []
@@ -394,7 +412,7 @@ def _diverged(self:TrainerBase, step:int, m:dict):
 @patch
 def evaluate(self:TrainerBase, ds:TokenDataset, batch_size:int|None=None) -> float:
     "Mean next-token loss per trained-on token over all of `ds` (packed as in training; the last batch padded)."
-    check_dataset(self.tc, ds, 'ds'); bs = batch_size or self.tc.batch_size
+    check_dataset(self.tc, ds, 'ds'); check_settings({'batch_size': batch_size}); bs = batch_size or self.tc.batch_size
     rows = build_rows(ds, self.tc.context_length, pack=self.tc.pack)
     n = -(-len(rows['tokens']) // bs) * bs
     rows = {k: np.concatenate([v, np.zeros((n - len(v), v.shape[1]), v.dtype)]) for k, v in rows.items()}
