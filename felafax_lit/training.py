@@ -377,7 +377,7 @@ def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log,
         for k in range(start, total):
             b = next(it); ts = time.time()
             m = self._step(b, k, total)
-            if not (math.isfinite(m['loss']) and m['finite']): self._diverged(k + 1, m)
+            if not (math.isfinite(m['loss']) and m['finite']): self._diverged(k + 1, m, k == start)
             if collapsed(k + 1, m['loss'], m['grad_norm']): raise collapse_error(collapsed, k + 1, self.ckpt_dir)
             self._accept(k + 1); n = int(np.count_nonzero(b['segment_ids']))
             row = dict(step=k + 1, loss=m['loss'], lr=m['lr'], grad_norm=m['grad_norm'], loss_tokens=m['loss_tokens'],
@@ -403,9 +403,12 @@ def _log_eval(self:TrainerBase, ds, step, log, t0) -> dict:
     self._say(f"step {step} eval_loss {row['eval_loss']:.4f}"); return row
 
 @patch
-def _diverged(self:TrainerBase, step:int, m:dict):
+def _diverged(self:TrainerBase, step:int, m:dict, first:bool=False): # first: the first step of this fit
     ck = list_checkpoints(self.ckpt_dir) if self.output_dir else []
     what = f"loss is {m['loss']}" if not math.isfinite(m['loss']) else self._nonfinite(m)
+    if first and not math.isfinite(m['loss']):   # computed before any update of this run: the weights it began with
+        what += (", computed before this run updated anything: the weights it started from (the base model's, or "
+                 "the checkpoint's) give no finite loss")
     last = f"last good checkpoint: {ck[-1]}" if ck else "no checkpoint was saved"
     raise TrainingDiverged(f"training diverged at step {step}: {what}; {last}")
 
