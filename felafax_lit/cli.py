@@ -19,9 +19,9 @@ from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupte
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIELDS', 'MAX_PLAN_DEVICES', 'COMMANDS',
            'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options', 'train_config', 'lora_config',
-           'check_backend', 'make_trainer', 'save_outputs', 'allowed_changes', 'saying_what_is_saved', 'cmd_train',
-           'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'prompt_labels', 'cmd_generate', 'cmd_plan',
-           'exact_match_score', 'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model', 'tokenizer',
+           'check_backend', 'as_mesh_option', 'make_trainer', 'save_outputs', 'allowed_changes', 'saying_what_is_saved',
+           'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'prompt_labels', 'cmd_generate',
+           'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model', 'tokenizer',
            'check_tokenizer', 'check_adapter', 'check_adapter_base', 'check_lora_fit', 'check_outside', 'validate',
            'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
 
@@ -322,6 +322,13 @@ def check_backend(args):
         raise ValueError("--use_cpu_offload is an FSDP2 option: use it with --nproc 2 or more")
 
 # %% ../nbs/09_cli.ipynb #032061ee
+def as_mesh_option(f, spec, *a):
+    "`f(spec, *a)`, a mesh spec's error (`sharding.parse_mesh_spec`'s) naming the option that gave it, `--mesh`."
+    try: return f(spec, *a)
+    except ValueError as e:
+        if 'mesh spec' not in str(e): raise
+        raise ValueError(str(e).replace('mesh spec', '--mesh', 1)) from None
+
 def make_trainer(args):
     "(Trainer of `--backend`, tokenizer, train data, held-out data, held-out rows) from parsed options."
     from felafax_lit.core import writable_dir, TrainError
@@ -334,7 +341,7 @@ def make_trainer(args):
         tok = tokenizer(model); train, held, held_rows = load_data(args, tok)
         return Trainer(model, tc, lora, args.output_dir), tok, train, held, held_rows
     from felafax_lit.train_jax import Trainer, default_mesh, data_parallel_size, enable_compilation_cache
-    enable_compilation_cache(); mesh = default_mesh(args.mesh)
+    enable_compilation_cache(); mesh = as_mesh_option(default_mesh, args.mesh)
     if tc.batch_size % data_parallel_size(mesh):
         raise TrainError(f"--batch_size {tc.batch_size} is not divisible by the data-parallel size "
                          f"{data_parallel_size(mesh)} (--mesh {args.mesh or 'default'})")
@@ -515,13 +522,13 @@ def _jax_completions(args, tok, jobs):
     if dtype == jnp.bfloat16 and jax.default_backend() == 'cpu':
         print("note: XLA:CPU converts bf16 weights to float32 for every decoded token; --precision fp32 or --backend "
               "torch decode faster on a CPU", file=sys.stderr)
+    c = LlamaConfig.from_pretrained(model_dir)
+    if args.adapter: lcfg, lora = load_peft(args.adapter, c)   # checked whole before the base loads
     store = jnp.bfloat16 if getattr(args, 'base_bf16', False) else dtype   # the base as the adapter trained on it
     c, params = load_sharded(model_dir, make_mesh('fsdp=1', jax.devices()[:1]), FSDP_RULES, dtype=store,
                              quantize='nf4' if args.load_in_4bit else None)
     if store != dtype: params = jax.tree.map(lambda x: x.astype(dtype) if x.dtype == store else x, params)
-    if args.adapter:
-        lcfg, lora = load_peft(args.adapter, c)
-        model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
+    if args.adapter: model, variables = lora_model(c, lcfg, dtype=dtype), {'params': params, 'lora': lora}
     else: model, variables = Llama(c, dtype=dtype), {'params': params}
     eos = c.eos_token_id if tok.eos_token_id is None else tok.eos_token_id
     for i, (ids, n) in enumerate(jobs):   # prompt i samples with seed + i
@@ -644,7 +651,11 @@ def _mesh_sizes(spec:str) -> dict:
     from felafax_lit.sharding import parse_mesh_spec
     vals = [part.partition('=')[2].strip() for part in spec.split(',')]
     if '-1' in vals: raise ValueError(f"--mesh {spec!r}: a plan needs every axis's size (no -1), e.g. 'fsdp=4,tp=2'")
-    return parse_mesh_spec(spec, int(np.prod([int(v) for v in vals if v.isdigit()])))
+    return as_mesh_option(parse_mesh_spec, spec, int(np.prod([int(v) for v in vals if v.isdigit()])))
+
+def _mesh_devices(meshes:list) -> int:
+    "The devices of the largest of `meshes`."
+    return max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes)
 
 def _data_parallel(mesh:str) -> int:
     "Devices mesh `mesh` splits a batch's rows over (dp x fsdp)."
@@ -661,7 +672,7 @@ def _plan_counts(args) -> list:
         if not ns or min(ns) < 1:
             raise ValueError(f"--devices must be comma-separated positive integers, got {args.devices!r}")
         meshes = [f'fsdp={n}' for n in ns]
-    if (n := max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes)) > MAX_PLAN_DEVICES:
+    if (n := _mesh_devices(meshes)) > MAX_PLAN_DEVICES:
         raise ValueError(f"{'--mesh' if args.mesh else '--devices'}: {n} devices; a plan places the weights on as many "
                          f"virtual CPU devices in this process, at most {MAX_PLAN_DEVICES}")
     if all(args.batch_size % _data_parallel(m) for m in meshes):   # the rows must split evenly over dp x fsdp
@@ -679,7 +690,7 @@ def cmd_plan(args) -> list:
     c = preset(args.model) if args.model in PRESETS else LlamaConfig.from_pretrained(args.model)
     if args.context_length is None: args.context_length = min(2048, c.max_position_embeddings)
     check_context(args.context_length, c, args.model, '--'); check_lora_fit(args, c, args.model)
-    meshes = _plan_counts(args); _plan_devices(max(int(np.prod(list(_mesh_sizes(m).values()))) for m in meshes))
+    meshes = _plan_counts(args); _plan_devices(_mesh_devices(meshes))
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
                      precision='bf16', gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
@@ -931,7 +942,7 @@ def validate(args):
         if args.adapter and check_adapter_base(args.adapter, model, args.allow_other_base).get('train_type') == 'hqq_lora':
             raise ValueError(f"{args.adapter} was trained over an HQQ 4-bit base, which generate does not rebuild: "
                              f"merge it (felafax_lit export {args.adapter} --output_dir DIR) and give --model DIR")
-        if args.adapter:   # its tensors, checked for both backends (PEFT, which the torch one loads with, warns at most)
+        if args.adapter and args.backend == 'torch':   # its tensors, checked (PEFT, which loads them, warns at most)
             from felafax_lit.lora import load_peft
             load_peft(args.adapter, c)
     elif args.command == 'plan':

@@ -10,12 +10,12 @@ import numpy as np
 import jax, jax.numpy as jnp
 from safetensors import safe_open
 from safetensors.numpy import save_file
-from .core import LlamaConfig, PROJECTIONS, model_shards, safetensors_header, write_hf_dir
+from .core import LlamaConfig, PROJECTIONS, model_shards, safetensors_header, weight_map, write_hf_dir
 from .model import Llama
 
 # %% auto #0
 __all__ = ['ST_FLOATS', 'ParamName', 'name_table', 'param_shapes', 'hf_names', 'safetensors_files', 'iter_safetensors',
-           'iter_params', 'load_hf', 'iter_hf_tensors', 'save_hf', 'check_weights', 'to_device', 'load_model']
+           'check_weights', 'iter_params', 'load_hf', 'iter_hf_tensors', 'save_hf', 'to_device', 'load_model']
 
 # %% ../nbs/02_conversion.ipynb #fbf9fe51
 @dataclass(frozen=True)
@@ -69,22 +69,48 @@ def iter_safetensors(path:str|Path):
         with safe_open(f, framework='np') as st:
             for name in st.keys(): yield name, st.get_tensor(name)
 
+# %% ../nbs/02_conversion.ipynb #cw000002
+ST_FLOATS = ('F32', 'BF16', 'F16', 'F64')   # safetensors' float dtypes
+
+def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
+    ("Check the tensors of HF model directory `path` against its config from the safetensors headers: every tensor "
+     "a Llama of config `c` has (read from `path` if None), no other, each of its shape and a float type.")
+    p = Path(path); c = c or LlamaConfig.from_pretrained(p); names, found = hf_names(c), {}
+    for f in model_shards(p):
+        for n, e in safetensors_header(f)[0].items():
+            if n in found: raise ValueError(f"{p}: tensor {n!r} is in both {found[n][0].name} and {f.name}")
+            found[n] = (f, e)
+    if (p/'model.safetensors.index.json').exists():   # the loaders read each tensor from the file the index names
+        wm = weight_map(p)
+        for n, f in wm.items():
+            if n not in found or found[n][0] != f:
+                raise ValueError(f"{p}: model.safetensors.index.json puts tensor {n!r} in {Path(f).name}, which does "
+                                 f"not hold it" + (f" ({found[n][0].name} does)" if n in found else ''))
+        if unlisted := [n for n in found if n not in wm]:
+            raise ValueError(f"{p}: model.safetensors.index.json does not list tensor {unlisted[0]!r} "
+                             f"({found[unlisted[0]][0].name} holds it)")
+    for n, (f, e) in found.items():
+        if n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings): continue
+        if n not in names:
+            raise ValueError(f"{p}: tensor {n!r} ({f.name}) is not part of the Llama model its config.json describes "
+                             f"({c.num_hidden_layers} layers)")
+        if tuple(e['shape']) != tuple(names[n][2]):
+            raise ValueError(f"{p}: tensor {n!r} has shape {tuple(e['shape'])}, its config.json gives {tuple(names[n][2])}")
+        if e['dtype'] not in ST_FLOATS:
+            raise ValueError(f"{p}: tensor {n!r} is {e['dtype']}, not a float type ({', '.join(ST_FLOATS)})")
+    if missing := [n for n in names if n not in found]:
+        raise ValueError(f"{p}: missing {len(missing)} tensor(s) its config.json gives: "
+                         f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+    return c
+
 # %% ../nbs/02_conversion.ipynb #31200f8c
 def iter_params(path:str|Path, c:LlamaConfig|None=None):
     "Yield `(jax_path, layer or None, array)` for each checkpoint tensor, checked against the name table."
-    c = c or LlamaConfig.from_pretrained(path); names, seen, extra_head = hf_names(c), set(), None
+    safetensors_files(path); c = check_weights(path, c); names, extra_head = hf_names(c), None
     for name, t in iter_safetensors(path):
         if name.endswith('rotary_emb.inv_freq'): continue
         if name == 'lm_head.weight' and c.tie_word_embeddings: extra_head = t; continue
-        if name not in names:
-            raise KeyError(f"Unexpected tensor {name!r} in {str(path)!r}: not part of a Llama model with this config")
-        if name in seen: raise KeyError(f"Tensor {name!r} appears twice in {str(path)!r}")
-        r, i, shape = names[name]
-        if t.shape != shape: raise ValueError(f"Tensor {name!r} has shape {t.shape}, expected {shape} for this config")
-        seen.add(name); yield r.path, i, (t.T if r.transpose else t)
-    if missing := [n for n in names if n not in seen]:
-        raise KeyError(f"Missing {len(missing)} tensor(s) in {str(path)!r}: "
-                       f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+        r, i, _ = names[name]; yield r.path, i, (t.T if r.transpose else t)
     if extra_head is not None: _check_tied_head(path, extra_head)
 
 def _check_tied_head(path, head):
@@ -137,31 +163,6 @@ def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2*
      "(sharded with an index above `max_shard_size` bytes), tensor by tensor.")
     save = lambda t, f: save_file(t, str(f), metadata={'format': 'pt'})
     return write_hf_dir(path, c, iter_hf_tensors(params, c, dtype), save, max_shard_size, copy_files_from)
-
-# %% ../nbs/02_conversion.ipynb #cw000002
-ST_FLOATS = ('F32', 'BF16', 'F16', 'F64')   # safetensors' float dtypes
-
-def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
-    ("Check the tensors of HF model directory `path` against its config from the safetensors headers: every tensor "
-     "a Llama of config `c` has (read from `path` if None), no other, each of its shape and a float type.")
-    p = Path(path); c = c or LlamaConfig.from_pretrained(p); names, found = hf_names(c), {}
-    for f in model_shards(p):
-        for n, e in safetensors_header(f)[0].items():
-            if n in found: raise ValueError(f"{p}: tensor {n!r} is in both {found[n][0].name} and {f.name}")
-            found[n] = (f, e)
-    for n, (f, e) in found.items():
-        if n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings): continue
-        if n not in names:
-            raise ValueError(f"{p}: tensor {n!r} ({f.name}) is not part of the Llama model its config.json describes "
-                             f"({c.num_hidden_layers} layers)")
-        if tuple(e['shape']) != tuple(names[n][2]):
-            raise ValueError(f"{p}: tensor {n!r} has shape {tuple(e['shape'])}, its config.json gives {tuple(names[n][2])}")
-        if e['dtype'] not in ST_FLOATS:
-            raise ValueError(f"{p}: tensor {n!r} is {e['dtype']}, not a float type ({', '.join(ST_FLOATS)})")
-    if missing := [n for n in names if n not in found]:
-        raise ValueError(f"{p}: missing {len(missing)} tensor(s) its config.json gives: "
-                         f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
-    return c
 
 # %% ../nbs/02_conversion.ipynb #963de9b4
 def to_device(params:dict, dtype=None) -> dict:

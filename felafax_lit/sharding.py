@@ -14,7 +14,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
 from .core import LlamaConfig, tensor_files, safetensors_header, PROJECTIONS
 from .model import Llama
 from .quant_jax import quantize_nf4, quantize_stacked, quantize_params
-from .conversion import hf_names, param_shapes, _nest
+from .conversion import hf_names, param_shapes, check_weights, _nest
 
 # %% auto #0
 __all__ = ['AXES', 'FSDP_RULES', 'FSDP_TP_RULES', 'QUANT_TARGETS', 'BATCH_KEYS', 'parse_mesh_spec', 'make_mesh', 'path_str',
@@ -171,17 +171,10 @@ QUANT_TARGETS = r'^layers/.*/kernel$'   # the paths `load_sharded(quantize='nf4'
 BATCH_KEYS = ('tokens', 'targets', 'positions', 'segment_ids', 'loss_mask')
 
 # %% ../nbs/03_sharding.ipynb #d41047f1
-def _check_names(path, c:LlamaConfig, wm:dict) -> dict:
-    "`{jax path: [(layer, hf name, hf shape, transpose)]}`; raise on an unexpected or missing tensor."
-    names, rows = hf_names(c), {}
-    for n in wm:
-        if n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings): continue
-        if n not in names:
-            raise KeyError(f"Unexpected tensor {n!r} in {str(path)!r}: not part of a Llama model with this config")
-    if missing := [n for n in names if n not in wm]:
-        raise KeyError(f"Missing {len(missing)} tensor(s) in {str(path)!r}: "
-                       f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
-    for n, (r, i, s) in names.items(): rows.setdefault(r.path, []).append((i, n, s, r.transpose))
+def _check_names(path, c:LlamaConfig) -> dict:
+    "`{jax path: [(layer, hf name, hf shape, transpose)]}`, after `conversion.check_weights` has checked the files."
+    check_weights(path, c); rows = {}
+    for n, (r, i, s) in hf_names(c).items(): rows.setdefault(r.path, []).append((i, n, s, r.transpose))
     return {p: sorted(v, key=lambda x: -1 if x[0] is None else x[0]) for p, v in rows.items()}
 
 # %% ../nbs/03_sharding.ipynb #7141a49b
@@ -251,15 +244,11 @@ def _load_nf4(r:_Reader, path:str, rows, mesh, rules):
 
 # %% ../nbs/03_sharding.ipynb #0089d4ae
 def _preflight(wm:dict, rows:dict, mesh:Mesh, rules, dtype, quantize, quant_targets):
-    "Check every tensor's stored shape and every parameter's sharding from the file headers, before any weight is read."
+    "Check every parameter's sharding from the file headers (names and shapes are checked), before any weight is read."
     heads, shapes = {}, {}
     for p, rs in rows.items():
-        for _, n, s, tr in rs:
-            f = wm[n]; h = heads[f] = heads.get(f) or safetensors_header(f)[0]
-            if n not in h: raise KeyError(f"Tensor {n!r} is listed in the index but missing from {Path(f).name}")
-            if tuple(h[n]['shape']) != tuple(s):
-                raise ValueError(f"Tensor {n!r} has shape {tuple(h[n]['shape'])}, expected {tuple(s)} for this config")
         _, n, s, tr = rs[0]; one = tuple(s[::-1]) if tr else tuple(s)
+        f = wm[n]; heads[f] = heads.get(f) or safetensors_header(f)[0]
         x = jax.ShapeDtypeStruct(((len(rs),) if rs[0][0] is not None else ()) + one,
                                  dtype or _ST_DTYPES[heads[wm[n]][n]['dtype']])
         shapes['/'.join(p)] = (jax.eval_shape(quantize_stacked, x)
@@ -276,7 +265,7 @@ def load_sharded(path:str|Path, # HF model directory (config.json + safetensors)
     "Stream an HF safetensors checkpoint onto `mesh` by `rules`, one parameter at a time: `(config, params)`."
     if quantize not in (None, 'nf4'): raise ValueError(f"quantize must be None or 'nf4', got {quantize!r}")
     c = LlamaConfig.from_pretrained(path); wm = tensor_files(path); shapes = param_shapes(c); flat = {}
-    todo = _check_names(path, c, wm); _preflight(wm, todo, mesh, rules, dtype, quantize, quant_targets)
+    todo = _check_names(path, c); _preflight(wm, todo, mesh, rules, dtype, quantize, quant_targets)
     for p, rows in todo.items():
         ps = '/'.join(p)
         with _Reader(wm, dtype) as r:

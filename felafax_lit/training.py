@@ -373,7 +373,7 @@ def _loop(self:TrainerBase, loader, eval_ds, start, total, until, progress, log,
     fpt, peak = (train_flops_per_token(self.config, tc.context_length, lora, self._flops_remat),
                  peak_flops(self._device_kind()))
     collapsed = CollapseGuard(self.config.vocab_size)
-    with tqdm(total=total, initial=start, disable=not progress, dynamic_ncols=True, file=sys.stdout) as bar:
+    with tqdm(total=total, initial=start, disable=not progress or start >= total, dynamic_ncols=True, file=sys.stdout) as bar:
         for k in range(start, total):
             b = next(it); ts = time.time()
             m = self._step(b, k, total)
