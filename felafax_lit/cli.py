@@ -15,6 +15,7 @@ from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca
                               read_json_rows)
 from .data import HF_NAMES, parse_columns, check_dataset_options
 from .training import TrainConfig, TrainingInterrupted, hugepage_env, interrupted_outside_steps, signal_handlers
+from .training import first_line, show_warning
 
 # %% auto #0
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIELDS', 'MAX_PLAN_DEVICES', 'COMMANDS',
@@ -171,10 +172,6 @@ class UsageError(ValueError): "A command line argparse cannot parse."
 class _Parser(argparse.ArgumentParser):
     def error(self, message): raise UsageError(f"{message} (see {self.prog} --help)")
 
-def _first_line(e:BaseException) -> str:
-    s = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-    return '; '.join(l.strip() for l in s.strip().splitlines() if l.strip())[:2000] or type(e).__name__
-
 def build_parser() -> argparse.ArgumentParser:
     "The `felafax_lit` argument parser."
     p = _Parser(prog='felafax_lit', description="Fine-tune Llama-family models with LoRA and QLoRA (JAX or PyTorch).")
@@ -262,7 +259,10 @@ def _plan_args(p):
       help="a preset (llama3.1-8b, llama3.1-70b, llama3.1-405b, llama3.2-1b, llama3.2-3b, llama2-7b) "
            "or an HF model directory (its config.json) (default: %(default)s)")
     a('--train_type', default='lora', choices=('full', 'lora', 'qlora'),
-      help="full fine-tune, LoRA over a bf16 base, or over an NF4 base (default: %(default)s)")
+      help="full fine-tune, LoRA over the base in --precision, or over an NF4 base (default: %(default)s)")
+    a('--precision', default='bf16', choices=('fp32', 'bf16'),
+      help="the weights' and the step's dtype: bf16, as on accelerators; train's default is fp32, for CPUs: plan such "
+           "a run with fp32 (default: %(default)s)")
     a('--devices', default='1,2,4,8',
       help="comma-separated device counts, each planned as the mesh fsdp=N (default: %(default)s)")
     a('--mesh', default=None, help="plan this one mesh instead of --devices, e.g. 'fsdp=4,tp=2'")
@@ -369,7 +369,8 @@ def _train_under_torchrun(args) -> dict:
     "`felafax_lit train --backend torch --nproc N`: `train_torch.train` in N processes under torchrun (FSDP2)."
     from felafax_lit.train_torch import launch_train
     check_backend(args); model = Path(args.model) if args.model else real_model_dir()
-    load_data(args, tokenizer(model))   # bad data ends here in one line, before N processes each load the model
+    with warnings.catch_warnings():   # bad data ends here in one line, before N processes each load the model;
+        warnings.simplefilter('ignore'); load_data(args, tokenizer(model))   # its warnings are rank 0's to say
     kw = dict(model_dir=model, dataset=args.dataset, output_dir=args.output_dir, tc=train_config(args),
               lora=lora_config(args), dataset_format=args.dataset_format, eval_size=args.eval_size,
               dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
@@ -693,12 +694,12 @@ def cmd_plan(args) -> list:
     meshes = _plan_counts(args); _plan_devices(_mesh_devices(meshes))
     from felafax_lit.planner import plan, rent
     tc = TrainConfig(train_type=args.train_type, batch_size=args.batch_size, context_length=args.context_length,
-                     precision='bf16', gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
+                     precision=args.precision, gradient_accumulation_steps=args.gradient_accumulation_steps, max_steps=1000,
                      remat='full' if args.use_gradient_checkpointing else 'none')
     lcfg = (None if tc.train_type == 'full'
             else LoRAConfig(rank=args.lora_rank, targets=lora_targets(args.lora_target_modules)))
     GB, rows = 1e9, []
-    print(f"{args.model}, {tc.train_type}, batch {tc.batch_size} x {tc.context_length} "
+    print(f"{args.model}, {tc.train_type} in {tc.precision}, batch {tc.batch_size} x {tc.context_length} "
           f"(x{tc.gradient_accumulation_steps}), {'' if lcfg is None else f'r={lcfg.rank}, '}remat {tc.remat}; "
           "GB per device")
     print(f"{'mesh':>16s} {'frozen':>8s} {'trained+opt':>11s} {'temp':>8s} {'peak':>8s}  "
@@ -833,7 +834,7 @@ def check_tokenizer(path, c:LlamaConfig):
     "The tokenizer of model directory `path`, checked to have no more tokens than the model's vocabulary."
     try: tok = tokenizer(path)
     except Exception as e:
-        raise ValueError(f"{path}: cannot load its tokenizer ({type(e).__name__}: {_first_line(e)})") from None
+        raise ValueError(f"{path}: cannot load its tokenizer ({type(e).__name__}: {first_line(e)})") from None
     if len(tok) > c.vocab_size:
         raise ValueError(f"{path}: the tokenizer has {len(tok)} tokens, more than the model's vocab_size "
                          f"{c.vocab_size}")
@@ -983,14 +984,6 @@ def check_given(args, given:set):
 
 COMMANDS = {'train': cmd_train, 'plan': cmd_plan, 'export': cmd_export, 'generate': cmd_generate, 'demo': cmd_demo}
 
-_DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
-
-def _warning(message, category, filename='', *_a, **_k):
-    "Print a warning as one line; another library's deprecation notice only with FELAFAX_DEBUG set."
-    if (issubclass(category, _DEPRECATIONS) and f'{os.sep}felafax_lit{os.sep}' not in str(filename)
-        and not os.environ.get('FELAFAX_DEBUG')): return
-    print(f"felafax_lit: warning: {_first_line(message)}", file=sys.stderr)
-
 def _restart_with_hugepages():
     "Start this command again in a process whose malloc backs large blocks with huge pages, where that changes anything."
     env = hugepage_env()
@@ -1009,7 +1002,7 @@ def main(argv:list|None=None) -> int:
     if argv is None: _restart_with_hugepages()
     try:
         with warnings.catch_warnings(), sigterm_interrupts():
-            warnings.showwarning = _warning
+            warnings.showwarning = show_warning
             argv, parser = sys.argv[1:] if argv is None else [str(a) for a in argv], build_parser()
             args = parser.parse_args(argv); check_given(args, given_options(parser, argv))
             validate(demo_defaults(args))
@@ -1017,11 +1010,11 @@ def main(argv:list|None=None) -> int:
                 COMMANDS[args.command](args)   # one command at a time trains into a directory
             return 0
     except KeyboardInterrupt as e:
-        print(f"felafax_lit: interrupted{': ' + _first_line(e) if str(e) else ''}", file=sys.stderr); return 130
+        print(f"felafax_lit: interrupted{': ' + first_line(e) if str(e) else ''}", file=sys.stderr); return 130
     except Exception as e:
         if os.environ.get('FELAFAX_DEBUG'): raise
         known = isinstance(e, (ValueError, OSError, KeyError))   # DataError, TrainError, UsageError are ValueErrors
-        print(f"felafax_lit: error: {'' if known else type(e).__name__ + ': '}{_first_line(e)}", file=sys.stderr)
+        print(f"felafax_lit: error: {'' if known else type(e).__name__ + ': '}{first_line(e)}", file=sys.stderr)
         return 1
 
 # %% ../nbs/09_cli.ipynb #c1main02

@@ -4,7 +4,7 @@
 
 # %% ../nbs/08b_train_torch.ipynb #a3a0b638
 from __future__ import annotations
-import ctypes, functools, json, math, os, platform, tempfile
+import contextlib, ctypes, functools, json, math, os, platform, signal, sys, tempfile, warnings
 from dataclasses import asdict
 from datetime import timedelta
 from contextlib import contextmanager, nullcontext
@@ -24,9 +24,9 @@ from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpo
 from .core import load_state_file, check_settings
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
-from .training import interrupted_outside_steps, check_trainer_args
+from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning
 from .core import list_checkpoints
-from .data import Loader, packed_attention_mask, load_datasets, trim_padding
+from .data import Loader, packed_attention_mask, load_datasets, trim_padding, DataError
 from .quant_torch import load_quantized, empty_model, _place, _finish, check_device
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
                               eval_mode)
@@ -666,15 +666,20 @@ def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_
 @call_parse
 def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as dicts), or a list of them
          out:str=None, # rank 0 writes {'world': n, 'runs': [metric rows of each run]} here as JSON (stopped by a
-                       # signal after a step: {'interrupted': message, 'signal': name, 'step': n})
+                       # signal after a step: {'interrupted': message, 'signal': name, 'step': n}); a rank that meets
+                       # an error of the run writes {'error': message, 'kind': class name} to `out`.rank<N>
          timeout:float=120, # seconds a collective may wait for the other ranks
         ):
     ("torchrun worker: join the process group and run `train` with the settings in `config`; rank 0 notes in `out` "
-     "which run it is on ({'run': i}) and when it starts exporting ({'run': i, 'exporting': true}).")
+     "which run it is on ({'run': i}) and when it starts exporting ({'run': i, 'exporting': true}). Rank 0 alone "
+     "warns, each warning in one line.")
     dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo', timeout=timedelta(seconds=timeout))
     if torch.cuda.is_available(): torch.cuda.set_device(default_device())
+    rank = dist.get_rank()
+    if rank: warnings.simplefilter('ignore')
+    else: warnings.showwarning = show_warning
     def note(**kw):
-        if dist.get_rank() == 0 and out: Path(out).write_text(json.dumps(kw))
+        if rank == 0 and out: Path(out).write_text(json.dumps(kw))
     try:
         runs, res = json.loads(Path(config).read_text()), []
         try:
@@ -682,32 +687,47 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
                 note(run=i); res.append(train(**kw, on_export=lambda: note(run=i, exporting=True)).history)
         except TrainingInterrupted as e:   # stopped by `launch` after a saved step: it says so, with this message
             return note(interrupted=str(e), signal=e.signal, step=e.step)
+        except (ValueError, OSError, KeyError) as e:   # the run's own (a refused resume, a divergence): `launch_train`
+            if not out: raise                              # raises it, in one line, with no rank's traceback
+            Path(f'{out}.rank{rank}').write_text(json.dumps({'error': str(e), 'kind': type(e).__name__})); return
         note(world=dist.get_world_size(), runs=res)
+        for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, lambda *_: os._exit(0))   # all is saved
     finally: dist.destroy_process_group()
 
 # %% ../nbs/08b_train_torch.ipynb #c7ec17ff
 def _jsonable(v): return asdict(v) if hasattr(v, '__dataclass_fields__') else str(v) if isinstance(v, Path) else v
 
+_RANK_ERRORS = {c.__name__: c for c in (TrainingDiverged, TrainError, DataError, ValueError, FileNotFoundError,
+                                        PermissionError, OSError)}   # others (KeyError) come back as TrainError
+
 def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
                  nproc:int=2, timeout:float=600, out=None, stream:bool=False,
                  script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
     ("Run `train(**runs)` in `nproc` local processes under torchrun; rank 0's result ({'world': n, 'runs': [metric rows "
-     "of each run]}). Raise if any process fails or it times out, `TrainingInterrupted` if a signal stopped it (saying, "
-     "as in one process, which step it saved).")
+     "of each run]}). Raise if any process fails or it times out (an error of the run itself as the ranks met it, "
+     "in one line), `TrainingInterrupted` if a signal stopped it (saying, as in one process, which step it saved).")
     runs = [{k: _jsonable(v) for k, v in r.items()} for r in (runs if isinstance(runs, list) else [runs])]
     ckpts = [r.get('output_dir') and Path(r['output_dir'])/'checkpoints' for r in runs]
     before = [list_checkpoints(c)[-1:] if c else [] for c in ckpts]
     with tempfile.TemporaryDirectory() as d:
         f, res = Path(d)/'settings.json', Path(out or Path(d)/'out.json'); f.write_text(json.dumps(runs)); res.unlink(missing_ok=True)
+        for p in res.parent.glob(res.name + '.rank*'): p.unlink()
         def said() -> dict:
             try: return json.loads(res.read_text()) if res.exists() else {}
             except ValueError: return {}   # cut short while rank 0 wrote it
+        def raise_error():   # the first of the errors ranks met (`main`), as its own kind of exception
+            for p in sorted(res.parent.glob(res.name + '.rank*'), key=lambda p: int(p.name.rpartition('.rank')[2])):
+                with contextlib.suppress(OSError, ValueError): e = json.loads(p.read_text()); break
+            else: return
+            raise _RANK_ERRORS.get(e['kind'], TrainError)(e['error']) from None
         try: launch([f, '--out', res, *args], nproc, module='felafax_lit.train_torch', script=script, timeout=timeout,
                     stream=stream)
+        except RuntimeError: raise_error(); raise   # torchrun failed: a rank's own error says why, where one was left
         except TrainingInterrupted as e:
             s = said()
-            if 'runs' in s: return s   # every run had ended: the signal stopped nothing (as in one process)
+            if 'runs' in s:   # every run had ended: the signal stopped nothing (as in one process)
+                print("every run had already ended: nothing was stopped", file=sys.stderr); return s
             if 'interrupted' in s: raise TrainingInterrupted(s['interrupted'], e.signal, s['step']) from None
             i = s.get('run', 0)   # outside the steps: loading (or importing), or exporting
             raise interrupted_outside_steps(e.signal, ckpts[i], before[i], 'exporting' if s.get('exporting') else None) from None
-        return said()
+        raise_error(); return said()

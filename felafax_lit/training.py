@@ -23,7 +23,8 @@ __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'RE
            'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
            'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'check_warmup',
            'TrainerBase', 'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'check_trainer_args',
-           'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh']
+           'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh', 'first_line',
+           'show_warning']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -461,10 +462,13 @@ def _children(pid:int) -> list:
     return out
 
 def _end_with_parent():
-    "In a child before it runs: have Linux send it SIGTERM when its parent dies (nothing elsewhere)."
+    ("A function for a child to run before it starts: Linux sends the child SIGTERM when its parent dies (None where "
+     "there is no `prctl`). The C function is looked up here, in the parent: a lookup in the child of a threaded parent "
+     "could wait forever on a lock another thread held at the fork.")
     import ctypes
-    try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError): pass
+    try: prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError): return None
+    return lambda: prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
 
 # Each rank starts here: until `fit` takes Ctrl-C and SIGTERM over (to stop after a saved step), they end it at once and
 # quietly (exit status 0, so torchrun reports no failure); `launch`, which passed them on, says what was saved.
@@ -487,8 +491,10 @@ def launch(args:list, # arguments for the module's or the script's `main`
     cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master_addr', '127.0.0.1',
            '--master_port', str(free_port()), '--no-python', sys.executable, '-u', '-c', _RANK, what, *map(str, args)]
     pipe = None if stream else subprocess.PIPE   # torchrun in a session of its own: signals reach it only through here
-    p = subprocess.Popen(cmd, env={**_env(), 'OMP_NUM_THREADS': '1'}, stdout=pipe, stderr=pipe, text=True,
-                         start_new_session=True, preexec_fn=_end_with_parent)   # a killed launcher stops the run
+    with warnings.catch_warnings():   # JAX, where loaded, warns of every fork: this child makes one C call, then execs
+        warnings.filterwarnings('ignore', r'os\.fork\(\) was called', RuntimeWarning)
+        p = subprocess.Popen(cmd, env={**_env(), 'OMP_NUM_THREADS': '1'}, stdout=pipe, stderr=pipe, text=True,
+                             start_new_session=True, preexec_fn=_end_with_parent())   # a killed launcher stops the run
     def relay(sig):   # to the ranks themselves (torchrun's agent, signalled, would shut them down with errors)
         if sig == signal.SIGKILL: return os.killpg(p.pid, sig)
         for c in _children(p.pid):
@@ -527,3 +533,17 @@ def run_fresh(module:str, fn:str, *args, timeout:float=1800) -> Any:
         raise RuntimeError(f"{module}.{fn}{tuple(args)} failed in its process ({r.returncode}):\n"
                            f"{r.stderr[-3000:]}")
     return json.loads(res[-1][7:])
+
+# %% ../nbs/08_training.ipynb #ol000002
+_DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+def first_line(e:BaseException) -> str:
+    "The message of `e` on one line (a KeyError's unquoted; its type's name where it has none)."
+    s = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    return '; '.join(l.strip() for l in s.strip().splitlines() if l.strip())[:2000] or type(e).__name__
+
+def show_warning(message, category, filename='', *_a, **_k):
+    "Print a warning as one line (a `warnings.showwarning`); another library's deprecation notice only with FELAFAX_DEBUG set."
+    if (issubclass(category, _DEPRECATIONS) and f'{os.sep}felafax_lit{os.sep}' not in str(filename)
+        and not os.environ.get('FELAFAX_DEBUG')): return
+    print(f"felafax_lit: warning: {first_line(message)}", file=sys.stderr)
