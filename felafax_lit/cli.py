@@ -261,8 +261,8 @@ def _plan_args(p):
     a('--train_type', default='lora', choices=('full', 'lora', 'qlora'),
       help="full fine-tune, LoRA over the base in --precision, or over an NF4 base (default: %(default)s)")
     a('--precision', default='bf16', choices=('fp32', 'bf16'),
-      help="the weights' and the step's dtype: bf16, as on accelerators; train's default is fp32, for CPUs: plan such "
-           "a run with fp32 (default: %(default)s)")
+      help="the frozen base's and the step's compute dtype: bf16, as on accelerators; train's default is fp32, for "
+           "CPUs: plan such a run with fp32 (default: %(default)s)")
     a('--devices', default='1,2,4,8',
       help="comma-separated device counts, each planned as the mesh fsdp=N (default: %(default)s)")
     a('--mesh', default=None, help="plan this one mesh instead of --devices, e.g. 'fsdp=4,tp=2'")

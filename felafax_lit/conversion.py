@@ -86,7 +86,8 @@ def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
             if n not in found or found[n][0] != f:
                 raise ValueError(f"{p}: model.safetensors.index.json puts tensor {n!r} in {Path(f).name}, which does "
                                  f"not hold it" + (f" ({found[n][0].name} does)" if n in found else ''))
-        if unlisted := [n for n in found if n not in wm]:
+        if unlisted := [n for n in found if n not in wm and not n.endswith('rotary_emb.inv_freq')
+                        and not (n == 'lm_head.weight' and c.tie_word_embeddings)]:   # tensors the loaders skip
             raise ValueError(f"{p}: model.safetensors.index.json does not list tensor {unlisted[0]!r} "
                              f"({found[unlisted[0]][0].name} holds it)")
     for n, (f, e) in found.items():

@@ -21,7 +21,7 @@ from safetensors.torch import save_file, load_file
 from hqq.core.quantize import HQQLinear
 from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_hf_dir
 from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpoint_identity, load_tokenizer
-from .core import load_state_file, check_settings
+from .core import load_state_file, check_settings, CheckpointUnreadable
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
 from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning
@@ -688,8 +688,10 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
         except TrainingInterrupted as e:   # stopped by `launch` after a saved step: it says so, with this message
             return note(interrupted=str(e), signal=e.signal, step=e.step)
         except (ValueError, OSError, KeyError) as e:   # the run's own (a refused resume, a divergence): `launch_train`
-            if not out: raise                              # raises it, in one line, with no rank's traceback
-            Path(f'{out}.rank{rank}').write_text(json.dumps({'error': str(e), 'kind': type(e).__name__})); return
+            if not out or os.environ.get('FELAFAX_DEBUG'): raise   # raises it, in one line, with no rank's traceback
+            msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+            Path(f'{out}.rank{rank}').write_text(json.dumps({'error': msg, 'kinds': [k.__name__ for k in type(e).__mro__]}))
+            return
         note(world=dist.get_world_size(), runs=res)
         for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, lambda *_: os._exit(0))   # all is saved
     finally: dist.destroy_process_group()
@@ -697,8 +699,9 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
 # %% ../nbs/08b_train_torch.ipynb #c7ec17ff
 def _jsonable(v): return asdict(v) if hasattr(v, '__dataclass_fields__') else str(v) if isinstance(v, Path) else v
 
-_RANK_ERRORS = {c.__name__: c for c in (TrainingDiverged, TrainError, DataError, ValueError, FileNotFoundError,
-                                        PermissionError, OSError)}   # others (KeyError) come back as TrainError
+_RANK_ERRORS = {c.__name__: c for c in (TrainingDiverged, TrainError, DataError, CheckpointUnreadable, ValueError, KeyError,
+                                        FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError,
+                                        NotADirectoryError, OSError)}   # a rank's error comes back as the first of its classes here
 
 def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
                  nproc:int=2, timeout:float=600, out=None, stream:bool=False,
@@ -711,18 +714,24 @@ def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of th
     before = [list_checkpoints(c)[-1:] if c else [] for c in ckpts]
     with tempfile.TemporaryDirectory() as d:
         f, res = Path(d)/'settings.json', Path(out or Path(d)/'out.json'); f.write_text(json.dumps(runs)); res.unlink(missing_ok=True)
-        for p in res.parent.glob(res.name + '.rank*'): p.unlink()
+        def rank_files() -> list:   # what ranks that met an error of the run left (`main`), by rank
+            fs = [p for p in res.parent.iterdir() if p.name.startswith(res.name + '.rank')
+                  and p.name[len(res.name) + 5:].isdigit()]
+            return sorted(fs, key=lambda p: int(p.name[len(res.name) + 5:]))
+        for p in rank_files(): p.unlink()
         def said() -> dict:
             try: return json.loads(res.read_text()) if res.exists() else {}
             except ValueError: return {}   # cut short while rank 0 wrote it
-        def raise_error():   # the first of the errors ranks met (`main`), as its own kind of exception
-            for p in sorted(res.parent.glob(res.name + '.rank*'), key=lambda p: int(p.name.rpartition('.rank')[2])):
+        def raise_error(cause=None):   # the lowest rank's error, as the first of its classes `_RANK_ERRORS` has
+            for p in rank_files():
                 with contextlib.suppress(OSError, ValueError): e = json.loads(p.read_text()); break
             else: return
-            raise _RANK_ERRORS.get(e['kind'], TrainError)(e['error']) from None
+            kind = next((_RANK_ERRORS[k] for k in e['kinds'] if k in _RANK_ERRORS), TrainError)
+            raise kind(e['error']) from cause
         try: launch([f, '--out', res, *args], nproc, module='felafax_lit.train_torch', script=script, timeout=timeout,
                     stream=stream)
-        except RuntimeError: raise_error(); raise   # torchrun failed: a rank's own error says why, where one was left
+        except (RuntimeError, TimeoutError) as e:   # torchrun failed: a rank's own error says why, where one was left
+            raise_error(e); raise
         except TrainingInterrupted as e:
             s = said()
             if 'runs' in s:   # every run had ended: the signal stopped nothing (as in one process)
