@@ -72,6 +72,10 @@ def iter_safetensors(path:str|Path):
 # %% ../nbs/02_conversion.ipynb #cw000002
 ST_FLOATS = ('F32', 'BF16', 'F16', 'F64')   # safetensors' float dtypes
 
+def _skipped(n:str, c:LlamaConfig) -> bool:
+    "Tensors a checkpoint may hold that the loaders skip: rotary `inv_freq` buffers, a tied model's stored head."
+    return n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings)
+
 def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
     ("Check the tensors of HF model directory `path` against its config from the safetensors headers: every tensor "
      "a Llama of config `c` has (read from `path` if None), no other, each of its shape and a float type.")
@@ -86,12 +90,11 @@ def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
             if n not in found or found[n][0] != f:
                 raise ValueError(f"{p}: model.safetensors.index.json puts tensor {n!r} in {Path(f).name}, which does "
                                  f"not hold it" + (f" ({found[n][0].name} does)" if n in found else ''))
-        if unlisted := [n for n in found if n not in wm and not n.endswith('rotary_emb.inv_freq')
-                        and not (n == 'lm_head.weight' and c.tie_word_embeddings)]:   # tensors the loaders skip
+        if unlisted := [n for n in found if n not in wm and not _skipped(n, c)]:
             raise ValueError(f"{p}: model.safetensors.index.json does not list tensor {unlisted[0]!r} "
                              f"({found[unlisted[0]][0].name} holds it)")
     for n, (f, e) in found.items():
-        if n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings): continue
+        if _skipped(n, c): continue
         if n not in names:
             raise ValueError(f"{p}: tensor {n!r} ({f.name}) is not part of the Llama model its config.json describes "
                              f"({c.num_hidden_layers} layers)")
@@ -109,8 +112,9 @@ def iter_params(path:str|Path, c:LlamaConfig|None=None):
     "Yield `(jax_path, layer or None, array)` for each checkpoint tensor, checked against the name table."
     safetensors_files(path); c = check_weights(path, c); names, extra_head = hf_names(c), None
     for name, t in iter_safetensors(path):
-        if name.endswith('rotary_emb.inv_freq'): continue
-        if name == 'lm_head.weight' and c.tie_word_embeddings: extra_head = t; continue
+        if _skipped(name, c):
+            if name == 'lm_head.weight': extra_head = t
+            continue
         r, i, _ = names[name]; yield r.path, i, (t.T if r.transpose else t)
     if extra_head is not None: _check_tied_head(path, extra_head)
 

@@ -24,7 +24,7 @@ from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpo
 from .core import load_state_file, check_settings, CheckpointUnreadable
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
-from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning
+from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning, message
 from .core import list_checkpoints
 from .data import Loader, packed_attention_mask, load_datasets, trim_padding, DataError
 from .quant_torch import load_quantized, empty_model, _place, _finish, check_device
@@ -667,7 +667,7 @@ def answers(self:Trainer, tokenizer, prompts:list, max_new_tokens:int=32, batch_
 def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as dicts), or a list of them
          out:str=None, # rank 0 writes {'world': n, 'runs': [metric rows of each run]} here as JSON (stopped by a
                        # signal after a step: {'interrupted': message, 'signal': name, 'step': n}); a rank that meets
-                       # an error of the run writes {'error': message, 'kind': class name} to `out`.rank<N>
+                       # an error of the run writes {'error': message, 'kinds': its class names} to `out`.rank<N>
          timeout:float=120, # seconds a collective may wait for the other ranks
         ):
     ("torchrun worker: join the process group and run `train` with the settings in `config`; rank 0 notes in `out` "
@@ -689,8 +689,8 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
             return note(interrupted=str(e), signal=e.signal, step=e.step)
         except (ValueError, OSError, KeyError) as e:   # the run's own (a refused resume, a divergence): `launch_train`
             if not out or os.environ.get('FELAFAX_DEBUG'): raise   # raises it, in one line, with no rank's traceback
-            msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-            Path(f'{out}.rank{rank}').write_text(json.dumps({'error': msg, 'kinds': [k.__name__ for k in type(e).__mro__]}))
+            Path(f'{out}.rank{rank}').write_text(json.dumps({'error': message(e),
+                                                             'kinds': [k.__name__ for k in type(e).__mro__]}))
             return
         note(world=dist.get_world_size(), runs=res)
         for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, lambda *_: os._exit(0))   # all is saved
@@ -715,9 +715,8 @@ def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of th
     with tempfile.TemporaryDirectory() as d:
         f, res = Path(d)/'settings.json', Path(out or Path(d)/'out.json'); f.write_text(json.dumps(runs)); res.unlink(missing_ok=True)
         def rank_files() -> list:   # what ranks that met an error of the run left (`main`), by rank
-            fs = [p for p in res.parent.iterdir() if p.name.startswith(res.name + '.rank')
-                  and p.name[len(res.name) + 5:].isdigit()]
-            return sorted(fs, key=lambda p: int(p.name[len(res.name) + 5:]))
+            ranks = {p: p.name.removeprefix(res.name + '.rank') for p in res.parent.iterdir()}
+            return sorted((p for p, r in ranks.items() if r.isdigit() and p.name != r), key=lambda p: int(ranks[p]))
         for p in rank_files(): p.unlink()
         def said() -> dict:
             try: return json.loads(res.read_text()) if res.exists() else {}

@@ -23,7 +23,7 @@ __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'RE
            'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
            'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'check_warmup',
            'TrainerBase', 'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'check_trainer_args',
-           'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh', 'first_line',
+           'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh', 'message', 'first_line',
            'show_warning']
 
 # %% ../nbs/08_training.ipynb #8880cd36
@@ -537,9 +537,13 @@ def run_fresh(module:str, fn:str, *args, timeout:float=1800) -> Any:
 # %% ../nbs/08_training.ipynb #ol000002
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
+def message(e:BaseException) -> str:
+    "The message of `e` as raised (a KeyError's without the quotes `str` adds)."
+    return str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+
 def first_line(e:BaseException) -> str:
-    "The message of `e` on one line (a KeyError's unquoted; its type's name where it has none)."
-    s = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    "The message of `e` on one line (its type's name where it has none)."
+    s = message(e)
     return '; '.join(l.strip() for l in s.strip().splitlines() if l.strip())[:2000] or type(e).__name__
 
 def show_warning(message, category, filename='', *_a, **_k):
