@@ -4,20 +4,21 @@
 
 # %% ../nbs/01_model.ipynb #59d48cb5
 from __future__ import annotations
-import math, string, warnings
+import contextlib, contextvars, math, string, warnings
 from functools import partial
 from typing import Any, Callable
 import numpy as np
 import jax, jax.numpy as jnp
 from jax.ad_checkpoint import checkpoint_name
 import flax.linen as nn
-from .core import LlamaConfig
+from .core import LlamaConfig, PROJECTIONS
 
 # %% auto #0
-__all__ = ['QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'pack', 'unpack', 'mixed_einsum', 'rebuilt', 'Dense', 'RMSNorm',
+__all__ = ['COLUMN_PARALLEL', 'QUERY_BLOCK', 'MAX_QUERY_BLOCKS', 'REMAT_POLICIES', 'pack', 'unpack', 'mixed_einsum',
+           'activation_layout', 'constrain', 'constrain_kernel', 'kernel_product', 'rebuilt', 'Dense', 'RMSNorm',
            'rope_frequencies', 'rope_angles', 'apply_rope', 'attention_mask', 'attend', 'query_blocks', 'keep',
-           'Attention', 'swiglu', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache', 'decode_step',
-           'sample_token', 'check_decoding', 'stream', 'generate']
+           'projection_layer', 'Attention', 'swiglu', 'MLP', 'DecoderLayer', 'scanned_layers', 'Llama', 'init_cache',
+           'decode_step', 'sample_token', 'check_decoding', 'stream', 'generate']
 
 # %% ../nbs/01_model.ipynb #28d90728
 def _subscripts(spec:str, a, b) -> tuple:
@@ -54,6 +55,36 @@ def mixed_einsum(spec:str, a, b):
         return jnp.einsum(spec, a, b, preferred_element_type=jnp.float32)
     return _mixed(subs, a, b)
 
+# %% ../nbs/01_model.ipynb #al000002
+_LAYOUT = contextvars.ContextVar('felafax_activation_layout', default=None)
+COLUMN_PARALLEL = {p.name: p.role == 'column' for p in PROJECTIONS}   # projection name -> its output features split
+
+@contextlib.contextmanager
+def activation_layout(layout):
+    ("While a function is traced inside this, `constrain` and `constrain_kernel` pin activations and kernels to "
+     "`layout.activation(x, column)` and `layout.kernel(k, column)` (shardings); None: nothing is pinned.")
+    token = _LAYOUT.set(layout)
+    try: yield
+    finally: _LAYOUT.reset(token)
+
+def constrain(x, column:bool=False):
+    "`x` `[B, ..., F]` pinned to the active layout (`column`: a column-parallel projection's output); else `x` itself."
+    lay = _LAYOUT.get()
+    return x if lay is None else jax.lax.with_sharding_constraint(x, lay.activation(x, column))
+
+def constrain_kernel(k, column:bool|None):
+    ("Kernel `k` `[in, out]`, as a projection multiplies by it, pinned to the active layout; `k` itself without a "
+     "layout or when `column` is None (not one of the seven projections).")
+    lay = _LAYOUT.get()
+    return k if lay is None or column is None else jax.lax.with_sharding_constraint(k, lay.kernel(k, column))
+
+def kernel_product(x, k, column:bool|None):
+    ("`x @ k` (`mixed_einsum`, `[..., in] @ [in, out]`) with `k` pinned by `constrain_kernel`. Under a layout the pin "
+     "is inside a checkpoint: the backward gathers the kernel again rather than keep every layer's gathered copy, as "
+     "FSDP does.")
+    mm = lambda x, k: mixed_einsum('...D,DF->...F', x, constrain_kernel(k, column))
+    return mm(x, k) if _LAYOUT.get() is None or column is None else jax.checkpoint(mm, prevent_cse=False)(x, k)
+
 # %% ../nbs/01_model.ipynb #2b6729d7
 def rebuilt(k, dtype):
     ("Quantized kernel `k` dequantized for computing in `dtype`: through the dtype it was quantized from (its `dtype`) "
@@ -63,7 +94,8 @@ def rebuilt(k, dtype):
     return k.dequantize(dtype)
 
 class Dense(nn.Module):
-    "Bias-free linear layer `x @ kernel`, kernel `[in, out]`; a kernel with `.dequantize(dtype)` is dequantized first."
+    ("Bias-free linear layer `x @ kernel`, kernel `[in, out]`; a kernel with `.dequantize(dtype)` is dequantized first. "
+     "Under a layout, the kernel of a projection named in `COLUMN_PARALLEL` is pinned as it is multiplied by.")
     features:int # output width
     dtype:Any=jnp.float32 # compute dtype
     param_dtype:Any=jnp.float32 # dtype of a freshly initialised kernel
@@ -76,14 +108,14 @@ class Dense(nn.Module):
     def __call__(self, x):
         k = self.get_variable('params', 'kernel')
         # one checkpointed unit: nothing dense is saved for the backward
+        column = COLUMN_PARALLEL.get(self.name)
         if hasattr(k, 'dequantize') and self.remat_dequant:
-            mm = lambda x: mixed_einsum('...D,DF->...F', x, rebuilt(k, self.dtype))
+            mm = lambda x: kernel_product(x, rebuilt(k, self.dtype), column)
             return jax.checkpoint(mm, prevent_cse=False)(x.astype(self.dtype)).astype(self.out_dtype or self.dtype)
         if hasattr(k, 'dequantize'): k = rebuilt(k, self.dtype)
         else: k = jnp.asarray(self.param('kernel', self.kernel_init, (x.shape[-1], self.features),
                                          self.param_dtype), self.dtype)
-        y = mixed_einsum('...D,DF->...F', x.astype(self.dtype), k)
-        return y.astype(self.out_dtype or self.dtype)
+        return kernel_product(x.astype(self.dtype), k, column).astype(self.out_dtype or self.dtype)
 
 # %% ../nbs/01_model.ipynb #843592ec
 class RMSNorm(nn.Module):
@@ -197,6 +229,12 @@ def keep(x):
     "`x`, marked as an activation that remat `'dots'` keeps for the backward (no effect otherwise)."
     return checkpoint_name(x, 'dots')
 
+def projection_layer(module:nn.Module, features:int, name:str) -> Callable:
+    ("`module`'s projection `name` (a `module.dense` of `features` outputs, in `module`'s dtypes), its output pinned "
+     "to the active layout (`constrain`).")
+    m = module.dense(features, dtype=module.dtype, param_dtype=module.param_dtype, name=name)
+    return lambda x: constrain(m(x), COLUMN_PARALLEL[name])
+
 class Attention(nn.Module):
     "Grouped-query self-attention with RoPE and an optional KV cache (collection 'cache')."
     config:LlamaConfig
@@ -208,7 +246,7 @@ class Attention(nn.Module):
     @nn.compact
     def __call__(self, x, cos, sin, mask, index):
         c = self.config; B, T, _ = x.shape; N, K, H = c.num_attention_heads, c.num_key_value_heads, c.head_dim
-        proj = lambda f, name: self.dense(f, dtype=self.dtype, param_dtype=self.param_dtype, name=name)
+        proj = partial(projection_layer, self)
         q = keep(apply_rope(proj(c.q_dim, 'q_proj')(x).reshape(B, T, N, H), cos, sin))
         k = keep(apply_rope(proj(c.kv_dim, 'k_proj')(x).reshape(B, T, K, H), cos, sin))
         v = keep(proj(c.kv_dim, 'v_proj')(x).reshape(B, T, K, H))
@@ -248,7 +286,7 @@ class MLP(nn.Module):
 
     @nn.compact
     def __call__(self, x):
-        proj = lambda f, name: self.dense(f, dtype=self.dtype, param_dtype=self.param_dtype, name=name)
+        proj = partial(projection_layer, self)
         F, D = self.config.intermediate_size, self.config.hidden_size
         return proj(D, 'down_proj')(swiglu(keep(proj(F, 'gate_proj')(x)), keep(proj(F, 'up_proj')(x))))
 
@@ -263,11 +301,11 @@ class DecoderLayer(nn.Module):
 
     @nn.compact
     def __call__(self, x, cos, sin, mask, index):
-        kw = dict(dtype=self.dtype, param_dtype=self.param_dtype)
+        kw = dict(dtype=self.dtype, param_dtype=self.param_dtype); x = constrain(x)   # the residual stream: rows
         norm = lambda name: RMSNorm(self.config.rms_norm_eps, name=name, **kw)
         h = x + Attention(self.config, dense=self.dense, decode=self.decode, name='attn', **kw)(
             keep(norm('attn_norm')(x)), cos, sin, mask, index)
-        return h + MLP(self.config, dense=self.dense, name='mlp', **kw)(keep(norm('mlp_norm')(h))), None
+        return constrain(h + MLP(self.config, dense=self.dense, name='mlp', **kw)(keep(norm('mlp_norm')(h)))), None
 
 # %% ../nbs/01_model.ipynb #eccc9b16
 REMAT_POLICIES = {'none': None, 'full': None, 'dots': jax.checkpoint_policies.save_only_these_names('dots')}
@@ -301,7 +339,8 @@ class Llama(nn.Module):
         embed = nn.Embed(c.vocab_size, c.hidden_size, embedding_init=nn.initializers.normal(0.02), name='embed', **kw)
         layers = scanned_layers(c.num_hidden_layers, self.remat)(
             c, dense=self.dense, decode=decode, name='layers', **kw)
-        x, _ = layers(embed(tokens), cos, sin, mask, index)
+        table = constrain_kernel(embed.embedding, False)   # a lookup is a row-parallel product with a one-hot row
+        x, _ = layers(constrain(jnp.take(table.astype(self.dtype), tokens, axis=0)), cos, sin, mask, index)
         x = RMSNorm(c.rms_norm_eps, name='norm', **kw)(x[:, -1:] if last else x)
         return x if hidden else self.head(x, embed)
 

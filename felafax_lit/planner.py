@@ -82,7 +82,8 @@ def _plan_mesh(mesh) -> Mesh:
 def plan(config:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, mesh, # a Mesh or a spec such as 'fsdp=8'
          total_steps:int|None=None, # the run's length (the schedule is part of the program); default max_steps or 1000
          device_memory:int|None=None, # bytes per device, for `fits`
-         model=None) -> MemoryPlan: # default: `train_jax.build_model(config, tc, lora)`
+         model=None, # default: `train_jax.build_model(config, tc, lora)`
+        ) -> MemoryPlan:
     "Compile the Trainer's step for abstract sharded inputs on `mesh` and report per-device memory."
     mesh = _plan_mesh(mesh); t0 = time.time()
     lowered, (state, frozen, batch) = lowered_step(config, tc, lora, mesh, total_steps, model)

@@ -5,21 +5,22 @@
 # %% ../nbs/03_sharding.ipynb #87ed35ec
 from __future__ import annotations
 import re
-from functools import partial
+from dataclasses import dataclass
+from functools import partial, wraps
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
 from .core import LlamaConfig, tensor_files, safetensors_header, PROJECTIONS
-from .model import Llama
+from .model import Llama, activation_layout
 from .quant_jax import quantize_nf4, quantize_stacked, quantize_params
 from .conversion import hf_names, param_shapes, check_weights, _nest
 
 # %% auto #0
 __all__ = ['AXES', 'FSDP_RULES', 'FSDP_TP_RULES', 'QUANT_TARGETS', 'BATCH_KEYS', 'parse_mesh_spec', 'make_mesh', 'path_str',
            'match_rules', 'named_shardings', 'batch_spec', 'opt_state_shardings', 'place', 'shard_params',
-           'load_sharded', 'abstract_params']
+           'ActivationLayout', 'laid_out', 'load_sharded', 'abstract_params']
 
 # %% ../nbs/03_sharding.ipynb #6b00cccf
 AXES = ('dp', 'fsdp', 'tp')
@@ -163,6 +164,33 @@ def place(x, s:NamedSharding):
 def shard_params(tree, mesh:Mesh, rules):
     "Place `tree` (params, LoRA or optimizer state; numpy or JAX leaves) on `mesh` by `rules`."
     return jax.tree.map(place, tree, named_shardings(tree, mesh, rules))
+
+# %% ../nbs/03_sharding.ipynb #al000012
+@dataclass(frozen=True)
+class ActivationLayout:
+    "Shardings of a step's activations and of its kernels as multiplied by, on `mesh` (see `model.activation_layout`)."
+    mesh:Mesh
+    def _axis(self, a:str, n:int):   # `a` where the mesh has it and it divides n
+        return a if self.mesh.shape.get(a, 1) > 1 and n % self.mesh.shape[a] == 0 else None
+    def activation(self, x, column:bool) -> NamedSharding:
+        "`x` `[B, ..., F]`: rows over the data axes; features over 'tp' for a column-parallel output."
+        rows = tuple(a for a in ('dp', 'fsdp') if self.mesh.shape.get(a, 1) > 1)
+        if x.shape[0] % int(np.prod([self.mesh.shape[a] for a in rows])): rows = ()
+        return NamedSharding(self.mesh, P(rows or None, *[None] * (x.ndim - 2), self._axis('tp', x.shape[-1]) if column else None))
+    def kernel(self, k, column:bool) -> NamedSharding:
+        "Kernel `[in, out]`: whole over the data axes; `out` over 'tp' (column parallel), else `in`."
+        return NamedSharding(self.mesh, P(None, self._axis('tp', k.shape[1])) if column else P(self._axis('tp', k.shape[0]), None))
+
+def laid_out(fn, mesh:Mesh, tokens:int|None=None, # a micro-batch's tokens (rows x context)
+             width:int|None=None): # the widest kernel's output features (a Llama's `intermediate_size`)
+    ("`fn`, traced with its activations laid out on `mesh` (`ActivationLayout`); `fn` itself on one device, or where "
+     "`tokens` are fewer than `width`: there each kernel gathered whole outweighs the activations, and XLA's own "
+     "propagation, which keeps kernels split and moves activations instead, needs less memory.")
+    if mesh.size == 1 or (tokens is not None and width is not None and tokens < width): return fn
+    @wraps(fn)
+    def traced(*args, **kw):
+        with activation_layout(ActivationLayout(mesh)): return fn(*args, **kw)
+    return traced
 
 # %% ../nbs/03_sharding.ipynb #246edf6e
 QUANT_TARGETS = r'^layers/.*/kernel$'   # the paths `load_sharded(quantize='nf4')` quantizes: the stacked projections

@@ -24,7 +24,7 @@ from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
 from .conversion import save_hf
 from .quant_jax import quantize_params, dequantize_params
-from .sharding import make_mesh, named_shardings, opt_state_shardings, batch_spec
+from .sharding import make_mesh, named_shardings, opt_state_shardings, batch_spec, laid_out
 from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_RULES, FSDP_TP_RULES,
                                   BATCH_KEYS)
 
@@ -294,7 +294,8 @@ def step_program(model, tc:TrainConfig, mesh:Mesh, trained, frozen, total_steps:
     init = lambda tr: init_state(tr, optimizer, tc.seed)
     ss = state_sharding(jax.eval_shape(init, trained), optimizer, mesh)
     fs, bs = named_shardings(frozen, mesh, sharding_rules(mesh)), batch_sharding(mesh)
-    step = jax.jit(make_train_step(model, tc.train_type, optimizer, schedule, data_parallel_size(mesh)),
+    step = make_train_step(model, tc.train_type, optimizer, schedule, data_parallel_size(mesh))
+    step = jax.jit(laid_out(step, mesh, tc.batch_size * tc.context_length, model.config.intermediate_size),
                    in_shardings=(ss, fs, bs), out_shardings=(ss, NamedSharding(mesh, P())), donate_argnums=0,
                    compiler_options=xla_options(mesh))
     return StepProgram(step, jax.jit(init, out_shardings=ss, donate_argnums=0), optimizer, schedule, ss, fs, bs)
@@ -372,8 +373,9 @@ def _place(self:Trainer, frozen:dict, trained:dict):
     rules = sharding_rules(self.mesh)   # placing is a no-op for a streamed base; `place` also serves several processes
     self.frozen, trained = shard_params(frozen, self.mesh, rules), shard_params(trained, self.mesh, rules)
     self.trained, self.state, self.history, self.program = trained, None, [], None
-    self._eval = jax.jit(partial(batch_loss, self.model, self.tc.train_type, groups=data_parallel_size(self.mesh)),
-                         compiler_options=xla_options(self.mesh))
+    loss = partial(batch_loss, self.model, self.tc.train_type, groups=data_parallel_size(self.mesh))
+    lay = laid_out(loss, self.mesh, self.tc.batch_size * self.tc.context_length, self.config.intermediate_size)
+    self._eval = jax.jit(lay, compiler_options=xla_options(self.mesh))
 
 # %% ../nbs/08a_train_jax.ipynb #0485ec8a
 @patch
