@@ -108,9 +108,9 @@ def validate(self:LlamaConfig):
 
 # %% ../nbs/00_core.ipynb #449a3a54
 @patch(as_prop=True)
-def q_dim(self:LlamaConfig): "Width of all query heads, N*H."; return self.num_attention_heads * self.head_dim
+def q_dim(self:LlamaConfig): "Width of all query heads, `N*H`."; return self.num_attention_heads * self.head_dim
 @patch(as_prop=True)
-def kv_dim(self:LlamaConfig): "Width of all key (or value) heads, K*H."; return self.num_key_value_heads * self.head_dim
+def kv_dim(self:LlamaConfig): "Width of all key (or value) heads, `K*H`."; return self.num_key_value_heads * self.head_dim
 @patch
 def replace(self:LlamaConfig, **kw) -> LlamaConfig:
     "A copy with some fields changed (validated again)."
@@ -297,7 +297,8 @@ class FlopCount:
 
 def train_flops_per_token(c:LlamaConfig, seq_len:int, # tokens per row (T)
                           lora:LoRAConfig|None=None, # None: full fine-tune
-                          remat:str='none') -> FlopCount: # 'full' adds the recomputed forward to `hardware`
+                          remat:str='none', # 'full' adds the recomputed forward to `hardware`
+                         ) -> FlopCount:
     "FLOPs per trained token of a training step (see the formulas above)."
     N, n_a = matmul_params(c), adapter_params(c, lora) if lora else 0
     attn = 4 * c.num_hidden_layers * c.q_dim * seq_len
@@ -506,16 +507,20 @@ def _lock(fd:int, path) -> bool:
 @contextmanager
 def output_lock(path):
     ("While in the block, this process alone writes run directory `path` (created if needed): an exclusive `flock` on "
-     "`path/.felafax_lock`, which holds its pid and is removed at the end. Raise `TrainError` naming the holder's pid "
+     "`path/.felafax_lock`, which holds its pid and is removed at the end (and `path` too if it was created here and "
+     "is left empty: a run refused after taking the lock leaves nothing). Raise `TrainError` naming the holder's pid "
      "if another process has it, unless that is this process or one that started it (it lends the lock); where the "
      "file system has no locks, nothing is checked.")
-    f = writable_dir(path)/LOCK_FILE; fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644); held = False
+    new = not Path(path).exists(); f = writable_dir(path)/LOCK_FILE; fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644); held = False
     try:
         if held := _lock(fd, path): os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield Path(path)
     finally:
         if held: f.unlink(missing_ok=True)
         os.close(fd)
+        if new and held:
+            try: Path(path).rmdir()
+            except OSError: pass   # not empty: the run wrote something
 
 def check_not_in_use(path):
     "Raise as `output_lock` does if another process holds run directory `path`; creates and keeps nothing."

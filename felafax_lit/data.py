@@ -398,7 +398,8 @@ def tokenize_rows(rows:list, tokenizer, context_length:int, format:str='alpaca',
                   on_bad_row:str|BadRows='raise', # 'raise' or 'skip' malformed rows
                   on_long_prompt:str='raise', # 'raise' or 'skip' rows whose prompt exceeds `context_length`
                   name:str='rows',
-                  columns:dict|None=None) -> TokenDataset: # fields renamed first (`renamed`: ours -> theirs)
+                  columns:dict|None=None, # fields renamed first (`renamed`: ours -> theirs)
+                 ) -> TokenDataset:
     "Encode and fit `rows` (dicts, or `(where, dict)` pairs; any iterable) into a `TokenDataset`."
     if not (callable(format) or format in ENCODERS):
         raise ValueError(f"format must be one of {', '.join(ENCODERS)} (or 'auto' where a file is read) or a callable, "
@@ -435,7 +436,8 @@ def read_dataset(path, tokenizer, context_length:int,
                  on_bad_row:str='raise', # 'raise' or 'skip' malformed rows
                  on_long_prompt:str='raise', # 'raise' or 'skip' rows whose prompt exceeds `context_length`
                  text_per:str='line', # text: one document per 'line' or per 'file'
-                 columns:dict|None=None) -> TokenDataset: # JSON rows: our field names -> theirs
+                 columns:dict|None=None, # JSON rows: our field names -> theirs
+                ) -> TokenDataset:
     ("Read, encode and fit a dataset file (or a directory of `.txt` files) into a `TokenDataset`, "
      "row by row as the file is read.")
     if (kind := HF_SUFFIXES.get(Path(path).suffix)):
@@ -821,7 +823,8 @@ def load_datasets(dataset, tokenizer, context_length:int, format:str='auto',
                   seed:int=42, on_bad_row:str='raise',
                   # rows one optimizer step takes, and packing, to check the data fills one
                   batch_size:int=1, pack:bool=True,
-                  hf:dict|None=None) -> tuple: # for HF `datasets`: split, config, columns (a dict or 'instruction=question,...')
+                  hf:dict|None=None, # for HF `datasets`: split, config, columns (a dict or 'instruction=question,...')
+                 ) -> tuple:
     "(train TokenDataset, held-out TokenDataset or None, held-out Alpaca rows of a task or None)."
     T, hf = context_length, dict(hf or {})
     if bad := sorted(set(hf) - {'split', 'config', 'columns'}):

@@ -86,7 +86,8 @@ def _fold(params:dict, lora:dict, scale:float, sign:float, dtype=None) -> dict:
     return unflatten_dict(flat)
 
 def merge_lora(params:dict, lora:dict, cfg:LoRAConfig,
-               dtype=None) -> dict: # of the merged kernels (None: each kernel's own; float32 for an NF4 kernel)
+               dtype=None, # of the merged kernels (None: each kernel's own; float32 for an NF4 kernel)
+              ) -> dict:
     "Base params with each adapter folded in: kernel + (alpha/r) A @ B, summed in float32."
     return _fold(params, lora, cfg.scale, 1.0, dtype)
 

@@ -535,7 +535,8 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
           export:bool=True, # at the end, write output_dir/adapter (PEFT; not for full) and output_dir/merged (HF)
           progress:bool=True,
           hf:dict|None=None, # HF `datasets` options: split, config, columns
-          on_export=None) -> Trainer: # called before the exports are written (the torchrun worker notes it)
+          on_export=None, # called before the exports are written (the torchrun worker notes it)
+         ) -> Trainer:
     "Read `dataset` with the model's tokenizer, train, and export; in one process, or in each process under torchrun."
     tc = tc if isinstance(tc, TrainConfig) else TrainConfig.from_dict(tc)
     lora = LoRAConfig(**lora) if isinstance(lora, dict) else lora

@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_training.ipynb #59a81f7d
 from __future__ import annotations
-import contextlib, json, math, os, platform, re, shutil, signal, socket, subprocess, sys, threading, time, warnings
+import contextlib, json, math, os, platform, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time, warnings
 from dataclasses import dataclass, asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -118,7 +118,8 @@ def activation_bytes(c:LlamaConfig, tc:TrainConfig) -> int:
 
 def check_backend(tc:TrainConfig, backend:str,
                   device_platform:str|None=None, # the devices' platform: 'cpu', 'gpu', ...
-                  activations:int|None=None) -> TrainConfig: # `activation_bytes` of the run, for JAX on a CPU
+                  activations:int|None=None, # `activation_bytes` of the run, for JAX on a CPU
+                 ) -> TrainConfig:
     "Raise a `TrainError` for a setting `backend` ('jax' or 'torch') does not have; `tc`, remat 'auto' settled."
     ok = BACKEND_TRAIN_TYPES[backend]
     _check(tc.train_type in ok,
@@ -170,8 +171,8 @@ class TrainerBase:
     def ckpt_dir(self) -> Path|None:
         "`output_dir/checkpoints`."
         return self.output_dir/'checkpoints' if self.output_dir else None
-    def _say(self, *a):
-        if self.rank == 0: print(*a)
+    def _say(self, *a):   # above a progress bar that is open, not on its line
+        if self.rank == 0: tqdm.write(' '.join(map(str, a)), file=sys.stdout)
 
     def _ckpt_meta(self, loader:Loader, step:int) -> dict:
         return {'step': step, 'loader': loader.state_dict(), 'train_config': asdict(self.tc),
@@ -256,7 +257,8 @@ def check_dataset(tc:TrainConfig, ds, name:str='train_ds'):
 @patch
 def fit(self:TrainerBase, train_ds:TokenDataset, eval_ds:TokenDataset|None=None, resume:bool=False,
         until:int|None=None, progress:bool=True,
-        allow_changes=()) -> list: # allow_changes: run fields a resume may change (e.g. 'max_steps')
+        allow_changes=(), # run fields a resume may change (e.g. 'max_steps')
+       ) -> list:
     ("Train on `train_ds`; returns the metric rows of this call (also in `self.history` and `metrics.csv`). Rank 0 holds "
      "`output_lock` on `output_dir` meanwhile.")
     with output_lock(self.output_dir) if self.output_dir is not None and self.rank == 0 else contextlib.nullcontext():
@@ -490,6 +492,13 @@ def launch(args:list, # arguments for the module's or the script's `main`
     what = str(script) if script else f'-m{module}'
     cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master_addr', '127.0.0.1',
            '--master_port', str(free_port()), '--no-python', sys.executable, '-u', '-c', _RANK, what, *map(str, args)]
+    logs = tempfile.mkdtemp(prefix='felafax_torchrun_')   # torchrun's log folders (else /tmp/torchelastic_*), removed
+    cmd[3:3] = ['--log-dir', logs]
+    try: return _launched(cmd, nproc, timeout, stream)
+    finally: shutil.rmtree(logs, ignore_errors=True)
+
+def _launched(cmd:list, nproc:int, timeout:float, stream:bool) -> subprocess.CompletedProcess:
+    "`launch`'s torchrun `cmd` run to its end: signals passed on to the ranks; raise as `launch` says."
     pipe = None if stream else subprocess.PIPE   # torchrun in a session of its own: signals reach it only through here
     with warnings.catch_warnings():   # JAX, where loaded, warns of every fork: this child makes one C call, then execs
         warnings.filterwarnings('ignore', r'os\.fork\(\) was called', RuntimeWarning)

@@ -95,6 +95,13 @@ def test_build_is_clean(site):
         text = _text(page.read_text(encoding='utf-8'))
         assert '{target=' not in text, (page.name, text[max(0, text.find('{target=') - 80):][:200])
 
+def test_pages_do_not_leak(site):
+    "The built pages hold no path of the machine that built them: cells the build runs itself (exported and import cells) print nothing of it"
+    here = [h for h in (str(ROOT), str(Path.home()) + '/', sys.prefix) if len(h) > 4]
+    for page in sorted(site.glob('*.html')):
+        text = page.read_text(encoding='utf-8')
+        for h in here: assert h not in text, (page.name, h, text[max(0, text.find(h) - 200):][:400])
+
 def test_links_resolve(site):
     "Every link between pages (`core.html#llamaconfig`) lands on a page that exists and an id on it"
     ids, bad, n = {}, [], 0
