@@ -507,20 +507,27 @@ def _lock(fd:int, path) -> bool:
 @contextmanager
 def output_lock(path):
     ("While in the block, this process alone writes run directory `path` (created if needed): an exclusive `flock` on "
-     "`path/.felafax_lock`, which holds its pid and is removed at the end (and `path` too if it was created here and "
-     "is left empty: a run refused after taking the lock leaves nothing). Raise `TrainError` naming the holder's pid "
+     "`path/.felafax_lock`, which holds its pid and is removed at the end (and the folders made for `path` too, where "
+     "they are left empty: a run refused after taking the lock leaves nothing). Raise `TrainError` naming the holder's pid "
      "if another process has it, unless that is this process or one that started it (it lends the lock); where the "
      "file system has no locks, nothing is checked.")
-    new = not Path(path).exists(); f = writable_dir(path)/LOCK_FILE; fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644); held = False
+    p = Path(path).absolute(); top = next((q for q in [*reversed(p.parents), p] if not q.exists()), None)
+    for tries in range(3):   # another run's directory, empty, may be removed between the two calls: make it again
+        try: f = writable_dir(p)/LOCK_FILE; fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644); break
+        except FileNotFoundError:
+            if tries == 2: raise
+    held = False
     try:
         if held := _lock(fd, path): os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield Path(path)
     finally:
         if held: f.unlink(missing_ok=True)
         os.close(fd)
-        if new and held:
-            try: Path(path).rmdir()
-            except OSError: pass   # not empty: the run wrote something
+        if top is not None and held:   # created here: removed up to the first folder that was missing, if left empty
+            for q in [p, *p.parents]:
+                try: q.rmdir()
+                except OSError: break   # not empty: the run wrote something
+                if q == top: break
 
 def check_not_in_use(path):
     "Raise as `output_lock` does if another process holds run directory `path`; creates and keeps nothing."

@@ -567,6 +567,8 @@ def steps(self:Loader, epoch:int|None=None) -> int:
 # %% ../nbs/07_data.ipynb #cad051a4
 @patch
 def __iter__(self:Loader):
+    ("This process's batches from where the loader is (`state_dict`) on: each epoch in its own shuffled order, "
+     "`epochs` of them (forever if None).")
     while self.epochs is None or self.epoch < self.epochs:
         n = self.steps()
         while self.index < n:

@@ -339,8 +339,7 @@ class Llama(nn.Module):
         embed = nn.Embed(c.vocab_size, c.hidden_size, embedding_init=nn.initializers.normal(0.02), name='embed', **kw)
         layers = scanned_layers(c.num_hidden_layers, self.remat)(
             c, dense=self.dense, decode=decode, name='layers', **kw)
-        table = constrain_kernel(embed.embedding, False)   # a lookup is a row-parallel product with a one-hot row
-        x, _ = layers(constrain(jnp.take(table.astype(self.dtype), tokens, axis=0)), cos, sin, mask, index)
+        x, _ = layers(constrain(embed(tokens)), cos, sin, mask, index)
         x = RMSNorm(c.rms_norm_eps, name='norm', **kw)(x[:, -1:] if last else x)
         return x if hidden else self.head(x, embed)
 

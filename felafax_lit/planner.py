@@ -100,7 +100,7 @@ ACCELERATORS = {'H100-80GB': (80e9, 'H100'), 'H200': (141e9, 'H200'),
                 'MI300X': (192e9, 'MI300X')} # memory, peak FLOP/s key
 
 def rent(plans:list, config:LlamaConfig, tc:TrainConfig, lora:LoRAConfig|None, mfu:float=0.4) -> dict:
-    "`{accelerator: (fewest planned devices that fit, tokens/s of that many at `mfu`)}`; `(None, None)` if none fits."
+    "`{accelerator: (fewest planned devices that fit, tokens/s of that many devices at MFU mfu)}`; `(None, None)` if none fits."
     fpt, out = train_flops_per_token(config, tc.context_length, None if tc.train_type == 'full' else lora).model, {}
     for name, (mem, key) in ACCELERATORS.items():
         n = min([p.devices for p in plans if p.peak <= mem], default=None)

@@ -372,19 +372,20 @@ class Trainer(TrainerBase):
 def _place(self:Trainer, frozen:dict, trained:dict):
     rules = sharding_rules(self.mesh)   # placing is a no-op for a streamed base; `place` also serves several processes
     self.frozen, trained = shard_params(frozen, self.mesh, rules), shard_params(trained, self.mesh, rules)
-    self.trained, self.state, self.history, self.program = trained, None, [], None
-    loss = partial(batch_loss, self.model, self.tc.train_type, groups=data_parallel_size(self.mesh))
-    lay = laid_out(loss, self.mesh, self.tc.batch_size * self.tc.context_length, self.config.intermediate_size)
-    self._eval = jax.jit(lay, compiler_options=xla_options(self.mesh))
+    self.trained, self.state, self.history, self.program, self._evals = trained, None, [], None, {}
 
 # %% ../nbs/08a_train_jax.ipynb #0485ec8a
 @patch
 def _eval_sums(self:Trainer, rows:dict, bs:int) -> np.ndarray:
     "[summed loss, token count] over padded `rows`, `bs` rows at a time."
-    sh, tot = NamedSharding(self.mesh, batch_spec(self.mesh)), np.zeros(2)
+    sh, tot, T = NamedSharding(self.mesh, batch_spec(self.mesh)), np.zeros(2), rows['tokens'].shape[1]
+    if (bs, T) not in self._evals:   # laid out as a step of `bs` rows of `T` tokens is (`sharding.laid_out`)
+        loss = partial(batch_loss, self.model, self.tc.train_type, groups=data_parallel_size(self.mesh))
+        lay = laid_out(loss, self.mesh, bs * T, self.config.intermediate_size)
+        self._evals[bs, T] = jax.jit(lay, compiler_options=xla_options(self.mesh))
     for i in range(0, len(rows['tokens']), bs):
         b = {k: place(v[i:i + bs], sh) for k, v in rows.items()}
-        tot += np.array([float(x) for x in self._eval(self.trained, self.frozen, b)])
+        tot += np.array([float(x) for x in self._evals[bs, T](self.trained, self.frozen, b)])
     return tot
 
 # %% ../nbs/08a_train_jax.ipynb #b42354cf

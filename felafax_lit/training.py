@@ -505,15 +505,16 @@ def _launched(cmd:list, nproc:int, timeout:float, stream:bool) -> subprocess.Com
         p = subprocess.Popen(cmd, env={**_env(), 'OMP_NUM_THREADS': '1'}, stdout=pipe, stderr=pipe, text=True,
                              start_new_session=True, preexec_fn=_end_with_parent())   # a killed launcher stops the run
     def relay(sig):   # to the ranks themselves (torchrun's agent, signalled, would shut them down with errors)
-        if sig == signal.SIGKILL: return os.killpg(p.pid, sig)
-        for c in _children(p.pid):
+        ranks = _children(p.pid)   # each in a session of its own (torchrun starts them so): not in torchrun's group
+        if sig == signal.SIGKILL: os.killpg(p.pid, sig)
+        for c in ranks:
             with contextlib.suppress(OSError): os.kill(c, sig)
     stop = StopRequest(lambda m: print(f"{m.strip()}; passed on to the {nproc} processes", file=sys.stderr, flush=True),
                        relay=relay)
     try:
         with stop: out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL); p.communicate()
+        relay(signal.SIGKILL); p.communicate()
         raise TimeoutError(f"torchrun did not finish within {timeout} s: {' '.join(cmd)}") from None
     except KeyboardInterrupt: p.communicate(); raise   # a second Ctrl-C: all of them killed
     r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
