@@ -174,12 +174,14 @@ class ActivationLayout:
         return a if self.mesh.shape.get(a, 1) > 1 and n % self.mesh.shape[a] == 0 else None
     def activation(self, x, column:bool) -> NamedSharding:
         "`x` `[B, ..., F]`: rows over the data axes; features over 'tp' for a column-parallel output."
-        rows = tuple(a for a in ('dp', 'fsdp') if self.mesh.shape.get(a, 1) > 1)
-        if x.shape[0] % int(np.prod([self.mesh.shape[a] for a in rows])): rows = ()
-        return NamedSharding(self.mesh, P(rows or None, *[None] * (x.ndim - 2), self._axis('tp', x.shape[-1]) if column else None))
+        rows = tuple(a for a in ('dp', 'fsdp') if self.mesh.shape.get(a, 1) > 1) or None
+        if rows and x.shape[0] % int(np.prod([self.mesh.shape[a] for a in rows])): rows = None
+        tp = self._axis('tp', x.shape[-1]) if column else None
+        return NamedSharding(self.mesh, P(rows, *[None] * (x.ndim - 2), tp))
     def kernel(self, k, column:bool) -> NamedSharding:
         "Kernel `[in, out]`: whole over the data axes; `out` over 'tp' (column parallel), else `in`."
-        return NamedSharding(self.mesh, P(None, self._axis('tp', k.shape[1])) if column else P(self._axis('tp', k.shape[0]), None))
+        tp = self._axis('tp', k.shape[1 if column else 0])
+        return NamedSharding(self.mesh, P(None, tp) if column else P(tp, None))
 
 def laid_out(fn, mesh:Mesh, tokens:int|None=None, # a micro-batch's tokens (rows x context)
              width:int|None=None): # the widest kernel's output features (a Llama's `intermediate_size`)
