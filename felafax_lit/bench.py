@@ -750,6 +750,8 @@ def report(res:dict, out) -> str:
     txt += ['', 'plots: ' + ', '.join(files)]; (o/'summary.md').write_text('\n'.join(txt) + '\n'); return '\n'.join(txt)
 
 # %% ../nbs/10_benchmarks.ipynb #2d3cea5e
+if __name__ == '__main__' and globals().get('__file__'): sys.argv[0] = 'python -m felafax_lit.bench'   # for usage
+
 @call_parse
 def main(out:str='bench_results', # output directory
          repeats:int=3, # rounds of every system

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, time, types, warnings
 from pathlib import Path
 import numpy as np
+from . import __version__
 from .core import LoRAConfig, LlamaConfig, check_context, LORA_TARGETS_DEFAULT, real_model_dir, check_settings
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES, RUN_OUTPUTS
 from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
@@ -175,6 +176,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     "The `felafax_lit` argument parser."
     p = _Parser(prog='felafax_lit', description="Fine-tune Llama-family models with LoRA and QLoRA (JAX or PyTorch).")
+    p.add_argument('--version', action='version', version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest='command', metavar='{train,plan,export,generate,demo}', required=True)
     t = sub.add_parser('train', help="fine-tune a model on a dataset",
                        description="Fine-tune a model (full, LoRA or QLoRA) with JAX or PyTorch.")
