@@ -118,7 +118,7 @@ def _jsonl(path, bad:BadRows):
     "(where, row) for each non-blank line of JSONL file `path`, parsed as it is read; bad lines go to `bad`."
     for n, line in _lines(path):
         if not line.strip(): continue
-        try: yield f"line {n}", json.loads(line.decode('utf-8'))
+        try: yield f"line {n}", json.loads(line.rstrip(b'\r\n').decode('utf-8'))   # columns as json.loads counts them
         except UnicodeDecodeError as e: bad(f"line {n}", f"not valid UTF-8 (byte {e.start} of the line)")
         except json.JSONDecodeError as e: bad(f"line {n}", f"invalid JSON: {e.msg} (column {e.colno})")
 
