@@ -17,13 +17,13 @@ from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_
 
 # %% auto #0
 __all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PAIRED', 'PROFILED',
-           'PROFILE_KINDS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset', 'hf_labels',
-           'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table', 'paired_worker',
-           'paired_fresh', 'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker', 'epoch_worker_fresh',
-           'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh', 'dataset_table', 'profile_worker',
-           'profile_table', 'profile_fresh', 'demo_run', 'demo_table', 'same_init_curves', 'plot_summary',
-           'plot_curves', 'plot_plans', 'memory_plans', 'cpu_details', 'machine_info', 'random_model_dir',
-           'epoch_table', 'mm_table', 'report', 'main']
+           'PROFILE_KINDS', 'GOAL_FORMATS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset',
+           'hf_labels', 'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table',
+           'paired_worker', 'paired_fresh', 'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker',
+           'epoch_worker_fresh', 'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh',
+           'dataset_table', 'profile_worker', 'profile_table', 'profile_fresh', 'demo_run', 'demo_table',
+           'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans', 'memory_plans', 'goals', 'goals_table',
+           'cpu_details', 'machine_info', 'random_model_dir', 'epoch_table', 'mm_table', 'report', 'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -647,6 +647,55 @@ def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), device
                     out.append({'model': m, 'train_type': tt, 'devices': int(f[0][5:]), 'peak': float(f[4]) * 1e9})
     return out
 
+# %% ../nbs/10_benchmarks.ipynb #goals002
+def _backend(demo:dict) -> str:
+    "The backend a `demo_run` result ran with (its arguments name it; the demo's default is torch)."
+    a = [str(x) for x in demo['args']]; return a[a.index('--backend') + 1] if '--backend' in a else 'torch'
+
+GOAL_FORMATS = {'x': '{:.2f}x', '%': '{:.1f}%', ' s': '{:.0f} s', '': '{:.3f}'}   # a goal's unit: how its figure reads
+
+def goals(res:dict, config:LlamaConfig) -> list:
+    ("Each goal of the benchmark with the figure of the run in `res` (a `results.json`): dicts of `goal` (what, and "
+     "its bound), `value`, `shown` and `met`; the goals whose systems the run lacks are left out.")
+    out, rows = [], {r['system']: r for r in summarize(res['systems'], BenchConfig(**res['config']), config)}
+    def add(what, v, op, bound, unit=''):
+        out.append(dict(goal=f"{what} ({op} {bound:g}{unit})", value=float(v), shown=GOAL_FORMATS[unit].format(v),
+                        met=bool(v >= bound if op == '>=' else v <= bound)))
+    for s in ('torch_lora', 'torch_qlora', 'torch_hqq_lora'):
+        r, base = rows.get(s), rows.get(SYSTEMS[s][2])
+        if r and base:
+            add(f"{s} tokens/s vs {base['system']}", r['ratio'], '>=', 2, 'x')
+            add(f"{s} peak RSS vs {base['system']}", r['peak_rss_gib'] / base['peak_rss_gib'], '<=', 0.6, 'x')
+        if r and r.get('vs_torchtune'): add(f"{s} tokens/s vs {TORCHTUNE_PEERS[s]}", r['vs_torchtune'], '>=', 1.5, 'x')
+    for p in res.get('paired', []):   # the same ratios from interleaved steps in one process
+        for s, r in paired_ratios(p).items():
+            if SYSTEMS[s][0] != 'torch': continue
+            add(f"{s} vs PEFT, interleaved", r['vs_peft'], '>=', 2, 'x')
+            if r['vs_torchtune']: add(f"{s} vs torchtune, interleaved", r['vs_torchtune'], '>=', 1.5, 'x')
+    for s in ('jax_lora', 'jax_qlora'):
+        if not ((r := rows.get(s)) and r['of_ceiling']): continue
+        add(f"{s} 4N rate / XLA f32-result ceiling", 100 * r['of_ceiling'], '>=', 60, '%')
+        if r.get('of_bf16_ceiling'):   # the ceiling the goal was set against: a bf16 product
+            add(f"{s} 4N rate / XLA bf16-result ceiling", 100 * r['of_bf16_ceiling'], '>=', 60, '%')
+        if base := rows.get('peft_lora'): add(f"{s} peak RSS vs peft_lora", r['peak_rss_gib'] / base['peak_rss_gib'],
+                                               '<=', 1, 'x')
+    for d in res.get('demo', []):
+        add(f"demo --backend {_backend(d)} wall time, whole process", d['process_wall_s'], '<=', 120, ' s')
+        add(f"demo --backend {_backend(d)} exact match after", d['exact_match_after'], '>=', 0.8)
+    return out
+
+# %% ../nbs/10_benchmarks.ipynb #goals003
+def goals_table(runs:dict) -> str:
+    ("Goals as rows, runs as columns (`runs`: a column label for each run's `goals`): each run's figure, marked `NOT` "
+     "where its goal is not met, blank where the run lacks it; a last line counts each run's goals met.")
+    names = list(dict.fromkeys(g['goal'] for gs in runs.values() for g in gs))
+    at, w = {k: {g['goal']: g for g in gs} for k, gs in runs.items()}, max([11, *(len(k) for k in runs)])
+    cell = lambda g: '' if g is None else g['shown'] + ('' if g['met'] else ' NOT')
+    line = lambda first, cells: f"{first:56s}" + ''.join(f" {c:>{w}s}" for c in cells)
+    met = [f"{sum(g['met'] for g in gs)} of {len(gs)}" for gs in runs.values()]
+    return '\n'.join([line('goal', runs), *(line(n, [cell(at[k].get(n)) for k in runs]) for n in names),
+                      line('met', met)])
+
 # %% ../nbs/10_benchmarks.ipynb #5278851a
 MATRIX_FLAGS = ('amx_bf16', 'avx512_bf16', 'avx512f', 'avx2')   # CPU flags that set a CPU's bf16 matmul rate
 
@@ -742,11 +791,12 @@ def report(res:dict, out) -> str:
     if res.get('paired'): txt += ['', '```', paired_table(res['paired']), '```']
     if res.get('profiles'): txt += ['', '```', profile_table(res['profiles']), '```']
     if mm := mm_table(rs): txt += ['', '```', mm, '```']
-    if res.get('demo'): txt += ['', '```', *(f"{d['args'][1]}: " + demo_table(d) for d in res['demo']), '```']
+    if res.get('demo'): txt += ['', '```', *(f"{_backend(d)}: " + demo_table(d) for d in res['demo']), '```']
     if res.get('epochs'): txt += ['', '```', epoch_table(res['epochs']), '```']
     if res.get('dataset'): txt += ['', dataset_table(res['dataset'])]
     if res.get('curves'): plot_curves(res['curves'], o/'loss_curves.png'); files.append('loss_curves.png')
     if res.get('plans'): plot_plans(res['plans'], o/'memory_plan.png'); files.append('memory_plan.png')
+    if g := goals(res, c): txt += ['', '```', goals_table({m['date']: g}), '```']
     txt += ['', 'plots: ' + ', '.join(files)]; (o/'summary.md').write_text('\n'.join(txt) + '\n'); return '\n'.join(txt)
 
 # %% ../nbs/10_benchmarks.ipynb #2d3cea5e
