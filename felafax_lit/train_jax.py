@@ -15,10 +15,11 @@ import optax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from fastcore.basics import patch
 from safetensors.numpy import save_file, load_file
-from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, writable_dir, write_checkpoint
+from .core import LlamaConfig, LoRAConfig, TrainError, CKPT_PREFIX, write_checkpoint
 from .core import CheckpointUnreadable, read_meta, checkpoint_identity, arrays_identity, load_state_file
 from .core import check_settings
 from .training import TrainConfig, TrainerBase, check_backend, lr_schedule, activation_bytes, check_trainer_args
+from .training import check_output_dir
 from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
@@ -348,7 +349,7 @@ class Trainer(TrainerBase):
         self.lora_cfg = lora = check_trainer_args(tc, lora, self.config)   # None: the default adapter
         self.tc = tc = settle_remat(tc, self.config, self.mesh)   # refuses what this trainer lacks, before any weight
         self.rank, self.world = jax.process_index(), jax.process_count()
-        self.output_dir = writable_dir(output_dir) if output_dir is not None else None
+        self.output_dir = check_output_dir(output_dir)   # made when the run first writes there (`fit`)
         dp, key = data_parallel_size(self.mesh), jax.random.key(tc.seed)
         if tc.batch_size % dp:
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the data-parallel size {dp} "

@@ -25,6 +25,7 @@ from .core import load_state_file, check_settings, CheckpointUnreadable
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
 from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning, message
+from .training import check_output_dir
 from .core import list_checkpoints
 from .data import Loader, packed_attention_mask, load_datasets, trim_padding, DataError
 from .quant_torch import load_quantized, empty_model, _place, _finish, check_device
@@ -281,7 +282,7 @@ class Trainer(TrainerBase):
         self.rank, self.world = _rank_world()
         if tc.batch_size % self.world:
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the number of processes {self.world}")
-        self.output_dir = writable_dir(output_dir) if output_dir is not None else None
+        self.output_dir = check_output_dir(output_dir)   # made when the run first writes there (`fit`)
         self.base_identity = self.base_checkpoint = checkpoint_identity(self.model_dir)
         self.device = check_device(device) if device else default_device()
         self.model = build_model(model_dir, tc, self.lora_cfg, self.device)
@@ -540,7 +541,7 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
     "Read `dataset` with the model's tokenizer, train, and export; in one process, or in each process under torchrun."
     tc = tc if isinstance(tc, TrainConfig) else TrainConfig.from_dict(tc)
     lora = LoRAConfig(**lora) if isinstance(lora, dict) else lora
-    if output_dir is not None: writable_dir(output_dir)
+    check_output_dir(output_dir)   # before the data are read; made by `fit`
     ds, held, _ = load_datasets(dataset, load_tokenizer(model_dir), tc.context_length, dataset_format,
                                 eval_size, dataset_size, tc.seed, on_bad_row,
                                 tc.batch_size * tc.gradient_accumulation_steps, tc.pack, hf)

@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from .core import (TrainError, check_settings, list_checkpoints, 
                               MetricsLog, read_metrics)
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
-from .core import output_lock, earlier_run, LoRAConfig, check_context, checkpoint_entries
+from .core import output_lock, earlier_run, LoRAConfig, check_context, checkpoint_entries, writable_dir
 from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
 from .data import Loader, TokenDataset, build_rows
 
@@ -22,9 +22,9 @@ from .data import Loader, TokenDataset, build_rows
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
            'HOST_ACTIVATION_SHARE', 'HUGEPAGE_TUNABLE', 'TrainingDiverged', 'TrainingInterrupted', 'TrainConfig',
            'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'check_warmup',
-           'TrainerBase', 'signal_handlers', 'StopRequest', 'interrupted_outside_steps', 'check_trainer_args',
-           'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh', 'message', 'first_line',
-           'show_warning']
+           'TrainerBase', 'check_output_dir', 'signal_handlers', 'StopRequest', 'interrupted_outside_steps',
+           'check_trainer_args', 'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh',
+           'message', 'first_line', 'show_warning']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -178,6 +178,21 @@ class TrainerBase:
         return {'step': step, 'loader': loader.state_dict(), 'train_config': asdict(self.tc),
                 'train_type': self.tc.train_type, 'lora': asdict(self.lora_cfg) if self.lora_cfg else None,
                 'model_config': self.config.to_hf(), 'world_size': self.world, 'run': self._run, 'backend': self.backend}
+
+# %% ../nbs/08_training.ipynb #c0d1a7e1
+def check_output_dir(path) -> Path|None:
+    ("`path` as a `Path` if a run can write there: a directory files can be written in, or one that can be made (the "
+     "nearest folder on its path that exists is writable); else a `TrainError` saying why. Makes nothing (None stays "
+     "None).")
+    if path is None: return None
+    p = Path(path)
+    if os.path.isdir(p): return writable_dir(p)   # checked by writing a probe file there, which is removed
+    q = next(a for a in (p, *p.absolute().parents) if os.path.lexists(a))
+    why = ('File exists' if q == p else 'Not a directory' if not os.path.isdir(q) else
+           'Read-only file system' if os.statvfs(q).f_flag & os.ST_RDONLY else
+           None if os.access(q, os.W_OK | os.X_OK) else 'Permission denied')
+    _check(why is None, f"output directory {str(p)!r} is not writable: {why}")
+    return p
 
 # %% ../nbs/08_training.ipynb #5b0e7c1a
 @contextlib.contextmanager
