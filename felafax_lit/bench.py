@@ -659,7 +659,7 @@ def _backend(demo:dict) -> str:
 GOAL_DIGITS = {'x': 2, '%': 1, ' s': 0, '': 3}   # a goal's unit: the decimals its figure is shown with
 
 def _shown(v:float, met:bool, op:str, bound:float, unit:str) -> str:
-    "`v` as its goal shows it: with more decimals where fewer would read as the other side of `bound` (1.996 as 1.996x)."
+    "`v` as its goal shows it: with more decimals where fewer would read as the other side of `bound` (1.996x)."
     d = GOAL_DIGITS[unit]
     while d < 6 and (round(v, d) >= bound if op == '>=' else round(v, d) <= bound) != met: d += 1
     return f"{v:.{d}f}{unit}"

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #59ba0e36
 from __future__ import annotations
-import csv, hashlib, io, json, logging, math, os, shutil, subprocess, sys, tempfile, zipfile
+import csv, hashlib, importlib, io, json, logging, math, os, shutil, subprocess, sys, tempfile, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace, asdict
 from pathlib import Path
@@ -939,3 +939,22 @@ def quiet_notices():
         if not any(isinstance(f, _DropNotice) for f in log.filters): log.addFilter(_DropNotice(notice))
 
 quiet_notices()
+
+# %% ../nbs/00_core.ipynb #drc00002
+def _exported(sym):
+    ("The library's own class for a class `sym` a notebook cell defined (module `__main__`, as when the docs are "
+     "built), found by name in the package's index; else `sym`.")
+    if not (isinstance(sym, type) and sym.__module__ == '__main__'): return sym
+    from felafax_lit._modidx import d
+    mod = next((m for m, syms in d['syms'].items() if f"{m}.{sym.__qualname__}" in syms), None)
+    return getattr(importlib.import_module(mod), sym.__qualname__, sym) if mod else sym
+
+def _doc_renderer(sym, name:str|None=None, title_level:int=3):
+    ("nbdev's `show_doc` rendering of `sym` (settings.ini `renderer`): a class as the package defines it, whose "
+     "fields' comments fastcore reads from its source file; a flax module without the `parent` and `name` fields.")
+    from nbdev.showdoc import BasicMarkdownRenderer   # only the docs build calls this: nbdev is a dev requirement
+    r = BasicMarkdownRenderer(sym := _exported(sym), name=name, title_level=title_level)
+    nn = sys.modules.get('flax.linen')   # a flax module's class is there only where flax was imported
+    if nn and isinstance(sym, type) and issubclass(sym, nn.Module):
+        for k in ('parent', 'name'): r.dm.dm.pop(k, None)
+    return r

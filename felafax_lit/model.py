@@ -117,15 +117,6 @@ class Dense(nn.Module):
                                          self.param_dtype), self.dtype)
         return kernel_product(x.astype(self.dtype), k, column).astype(self.out_dtype or self.dtype)
 
-# %% ../nbs/01_model.ipynb #dr000002
-def _doc_renderer(sym, name:str|None=None, title_level:int=3):
-    "nbdev's `show_doc` rendering of `sym`; a flax module's without the `parent` and `name` fields flax adds to each."
-    from nbdev.showdoc import BasicMarkdownRenderer   # only the docs build calls this: nbdev is a dev requirement
-    r = BasicMarkdownRenderer(sym, name=name, title_level=title_level)
-    if isinstance(sym, type) and issubclass(sym, nn.Module):
-        for k in ('parent', 'name'): r.dm.dm.pop(k, None)
-    return r
-
 # %% ../nbs/01_model.ipynb #843592ec
 class RMSNorm(nn.Module):
     "Root-mean-square norm with a learned `scale`, computed in float32."
