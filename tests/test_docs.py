@@ -108,6 +108,13 @@ def test_pages_do_not_leak(site):
             m = _addr.search(text)
             assert m is None, (page.name, text[max(0, m.start() - 200):m.end() + 100])
 
+def test_signatures_show_their_fields(site):
+    "Signatures as `core._doc_renderer` shows them: a dataclass's fields with their comments, a flax module's own fields"
+    core, model = (html.unescape(re.sub(r'<[^>]+>', '', (site / f'{p}.html').read_text(encoding='utf-8')))
+                   for p in ('core', 'model'))   # as read, comments' # kept
+    assert 'rank:int=8, # r: inner dimension of A' in core, core[core.find('LoRAConfig('):][:300]
+    assert 'features:int, # output width' in model and 'parent:Union' not in model, model[model.find('Dense('):][:300]
+
 def test_links_resolve(site):
     "Every link between pages (`core.html#llamaconfig`) lands on a page that exists and an id on it"
     ids, bad, n = {}, [], 0
