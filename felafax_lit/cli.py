@@ -333,9 +333,9 @@ def as_mesh_option(f, spec, *a):
 
 def make_trainer(args):
     "(Trainer of `--backend`, tokenizer, train data, held-out data, held-out rows) from parsed options."
-    from felafax_lit.core import writable_dir, TrainError
+    from felafax_lit.core import TrainError   # --output_dir: checked by the command's lock and by the Trainer
     check_backend(args); tc, model = train_config(args), Path(args.model) if args.model else real_model_dir()
-    lora = lora_config(args); writable_dir(args.output_dir)
+    lora = lora_config(args)
     if not (model/'config.json').exists():
         raise FileNotFoundError(f"--model {str(model)!r} is not an HF model directory (no config.json)")
     if args.backend == 'torch':
