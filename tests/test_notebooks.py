@@ -2,7 +2,7 @@
 
 The tests themselves live inline in the notebooks. `FELAFAX_TEST_FLAGS="slow"` also runs the cells flagged `#| slow`.
 """
-import getpass, os, subprocess, sys, tempfile, time
+import getpass, os, signal, subprocess, sys, tempfile, time
 from pathlib import Path
 import pytest
 
@@ -10,17 +10,46 @@ ROOT = Path(__file__).resolve().parents[1]
 # Highest number first: the later notebooks build on the earlier ones and take longest, so with parallel workers
 # they start first and the workers finish together.
 NBS = sorted((p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith('_')), reverse=True)
+# A notebook still running after this long is stuck (the longest takes about 4 minutes on two busy cores): it fails,
+# showing where each of its processes was, instead of holding the whole run until CI's own limit.
+TIMEOUT = float(os.environ.get('FELAFAX_NOTEBOOK_TIMEOUT', 1200))
 
 def _env(tmp) -> dict:
     ("This process's environment with its temporary files in `tmp` (removed after the notebook: the notebooks' "
      "scratch models and runs do not pile up in /tmp run after run), PyTorch's compiler cache still shared where it "
      "was; under pytest-xdist, PyTorch's threads limited to this worker's share of the cores.")
-    env = {**os.environ, 'TMPDIR': str(tmp)}
+    env = {**os.environ, 'TMPDIR': str(tmp), 'PYTHONFAULTHANDLER': '1'}   # SIGABRT prints every thread's stack
     env.setdefault('TORCHINDUCTOR_CACHE_DIR', os.path.join(tempfile.gettempdir(), f'torchinductor_{getpass.getuser()}'))
     workers = int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1'))
     if workers > 1 and 'OMP_NUM_THREADS' not in os.environ:
         env['OMP_NUM_THREADS'] = str(max(1, (os.cpu_count() or 1) // workers))
     return env
+
+def _descendants(pid:int) -> list[int]:
+    "Every process below `pid` (read from /proc), children before their own children."
+    kids = {}
+    for d in filter(str.isdigit, os.listdir('/proc')):
+        try: ppid = int(open(f'/proc/{d}/stat').read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError): continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo: out += (k := kids.get(todo.pop(0), [])); todo += k
+    return out
+
+def _stop(p) -> tuple[str, str]:
+    ("Stop notebook process `p` and everything it started (torchrun's ranks run in sessions of their own): Python "
+     "processes print their stacks first (SIGABRT, faulthandler); its (stdout, stderr).")
+    procs = [p.pid, *_descendants(p.pid)]
+    for q in procs:
+        try: os.kill(q, signal.SIGABRT)
+        except OSError: pass
+    try: return p.communicate(timeout=30)
+    except subprocess.TimeoutExpired: pass
+    finally:
+        for q in procs:
+            try: os.kill(q, signal.SIGKILL)
+            except OSError: pass
+    return p.communicate()
 
 @pytest.mark.parametrize('nb', NBS, ids=[p.stem for p in NBS])
 def test_notebook(nb):
@@ -29,6 +58,11 @@ def test_notebook(nb):
     cmd = [str(exe) if exe.exists() else 'nbdev_test', '--path', str(nb), '--flags', flags]
     t = time.time()
     with tempfile.TemporaryDirectory(prefix=f'{nb.stem}-', ignore_cleanup_errors=True) as tmp:
-        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=_env(tmp))
+        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp))
+        try: out, err = p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            out, err = _stop(p)
+            pytest.fail(f"{nb.name} still running after {TIMEOUT:.0f} s (FELAFAX_NOTEBOOK_TIMEOUT); where its "
+                        f"processes were:\n{out[-4000:]}\n{err[-12000:]}")
     print(f"{nb.name}: {time.time()-t:.0f} s")
-    assert r.returncode == 0, f"{nb.name} failed:\n{r.stdout[-4000:]}\n{r.stderr[-8000:]}"
+    assert p.returncode == 0, f"{nb.name} failed:\n{out[-4000:]}\n{err[-8000:]}"
