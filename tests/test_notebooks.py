@@ -2,7 +2,7 @@
 
 The tests themselves live inline in the notebooks. `FELAFAX_TEST_FLAGS="slow"` also runs the cells flagged `#| slow`.
 """
-import getpass, os, signal, subprocess, sys, tempfile, time
+import getpass, os, signal, subprocess, sys, tempfile, time, warnings
 from pathlib import Path
 import pytest
 
@@ -10,9 +10,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # Highest number first: the later notebooks build on the earlier ones and take longest, so with parallel workers
 # they start first and the workers finish together.
 NBS = sorted((p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith('_')), reverse=True)
-# A notebook still running after this long is stuck (the longest takes about 4 minutes on two busy cores): it fails,
-# showing where each of its processes was, instead of holding the whole run until CI's own limit.
-TIMEOUT = float(os.environ.get('FELAFAX_NOTEBOOK_TIMEOUT', 1200))
+# A notebook still running after this long is stuck (the longest takes about 4 minutes on two busy cores): it is
+# stopped, where each of its processes was is shown (a warning in pytest's summary), and it runs once more; stuck
+# twice, it fails. A failing notebook fails at once. One run on record (of some sixty) never ended; no rerun of it has.
+TIMEOUT = float(os.environ.get('FELAFAX_NOTEBOOK_TIMEOUT', 900))
 
 def _env(tmp) -> dict:
     ("This process's environment with its temporary files in `tmp` (removed after the notebook: the notebooks' "
@@ -49,20 +50,29 @@ def _stop(p) -> tuple[str, str]:
         for q in procs:
             try: os.kill(q, signal.SIGKILL)
             except OSError: pass
-    return p.communicate()
+    try: return p.communicate(timeout=30)
+    except subprocess.TimeoutExpired as e:   # a process outside the tree (an orphan) still holds its pipes
+        return tuple((b or b'').decode(errors='replace') for b in (e.stdout, e.stderr))
+
+def _run(cmd, nb) -> tuple[int|None, str, str]:
+    "Run notebook `nb` with `cmd`, its temporary files in a folder of its own: (exit status or None if stuck, out, err)."
+    with tempfile.TemporaryDirectory(prefix=f'{nb.stem}-', ignore_cleanup_errors=True) as tmp:
+        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp))
+        try: out, err = p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired: return (None, *_stop(p))
+        return p.returncode, out, err
 
 @pytest.mark.parametrize('nb', NBS, ids=[p.stem for p in NBS])
 def test_notebook(nb):
     flags = os.environ.get('FELAFAX_TEST_FLAGS', '')
     exe = Path(sys.executable).parent/'nbdev_test'
     cmd = [str(exe) if exe.exists() else 'nbdev_test', '--path', str(nb), '--flags', flags]
-    t = time.time()
-    with tempfile.TemporaryDirectory(prefix=f'{nb.stem}-', ignore_cleanup_errors=True) as tmp:
-        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp))
-        try: out, err = p.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            out, err = _stop(p)
-            pytest.fail(f"{nb.name} still running after {TIMEOUT:.0f} s (FELAFAX_NOTEBOOK_TIMEOUT); where its "
-                        f"processes were:\n{out[-4000:]}\n{err[-12000:]}")
+    for attempt in (1, 2):
+        t = time.time(); rc, out, err = _run(cmd, nb)
+        if rc is not None: break
+        stuck = (f"{nb.name} was still running after {TIMEOUT:.0f} s (FELAFAX_NOTEBOOK_TIMEOUT), run {attempt} of 2; "
+                 f"where its processes were:\n{out[-4000:]}\n{err[-12000:]}")
+        warnings.warn(stuck)
+    else: pytest.fail(stuck)
     print(f"{nb.name}: {time.time()-t:.0f} s")
-    assert p.returncode == 0, f"{nb.name} failed:\n{out[-4000:]}\n{err[-8000:]}"
+    assert rc == 0, f"{nb.name} failed:\n{out[-4000:]}\n{err[-8000:]}"
