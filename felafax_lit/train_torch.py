@@ -9,6 +9,7 @@ from dataclasses import asdict
 from datetime import timedelta
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Callable
 import numpy as np
 import torch
 from torch import nn
@@ -35,12 +36,12 @@ from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 
 # %% auto #0
 __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILED_ATTENTION', 'COMPILED_ATTENTION_BYTES',
-           'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'clip_grads_', 'all_finite', 'heap_trim',
-           'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward', 'sdpa_fp32_op',
-           'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention', 'compile_layers',
-           'build_model', 'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused', 'LinearCrossEntropy', 'head_on',
-           'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main',
-           'launch_train']
+           'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'RANK0_WAIT', 'clip_grads_', 'all_finite',
+           'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward',
+           'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention',
+           'compile_layers', 'build_model', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused',
+           'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
+           'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -263,12 +264,31 @@ def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
     return model.train()
 
 # %% ../nbs/08b_train_torch.ipynb #f1f2bd76
+RANK0_WAIT = 4 * 3600   # seconds the other ranks wait for what rank 0 writes alone
+_rank0_group = [None, None]   # (the process group it was made for, the gloo group the ranks wait on)
+
+def on_rank0(write:Callable):
+    ("`write()` on rank 0 alone while the other ranks wait, for up to `RANK0_WAIT` s (a gloo group of its own, made once "
+     "per process group); its result on rank 0, None on the others. Its error is raised on rank 0 and, as a "
+     "`TrainError` saying so, on the others. Without a process group: `write()`.")
+    rank, world = _rank_world()
+    if world == 1: return write()
+    if _rank0_group[0] is not dist.group.WORLD:   # every rank makes it here, in the same order (a collective)
+        _rank0_group[:] = dist.group.WORLD, dist.new_group(backend='gloo', timeout=timedelta(seconds=RANK0_WAIT))
+    res = err = None
+    if rank == 0:
+        try: res = write()
+        except Exception as e: err = e
+    ok = torch.tensor([int(err is None)]); dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=_rank0_group[1])
+    if err is not None: raise err
+    if not ok.item(): raise TrainError("rank 0 failed to write what it writes alone (its error says why)")
+    return res
+
 def save_checkpoint(ckpt_dir, tensors:dict, meta:dict, keep:int=2) -> Path:
     "Write `tensors` and `meta` atomically as `ckpt_dir/step_NNNNNNNN` (rank 0); delete all but the newest `keep`."
-    if _rank_world()[0] == 0:
-        write_checkpoint(ckpt_dir, int(meta['step']), lambda f: save_file(tensors, str(f)), meta, keep)
-    if dist.is_initialized(): dist.barrier()
+    on_rank0(lambda: write_checkpoint(ckpt_dir, int(meta['step']), lambda f: save_file(tensors, str(f)), meta, keep))
     return Path(ckpt_dir)/f'{CKPT_PREFIX}{int(meta["step"]):08d}'
+
 
 # %% ../nbs/08b_train_torch.ipynb #bbae5e27
 class Trainer(TrainerBase):
@@ -595,22 +615,30 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type); rank 0 writes."
     if self.tc.train_type == 'full': raise TrainError("a full fine-tune has no adapter; use save_merged")
     t = {_clean(k): v.float().contiguous() for k, v in lora_state_dict(self.model).items()}   # a collective under FSDP2
-    if self.rank == 0:
-        names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
-        record = {'train_type': self.tc.train_type, 'precision': self.tc.precision,
-                  'base_checkpoint': self.base_checkpoint}
-        write_adapter(path, lambda f: save_file(t, str(f), metadata={'format': 'pt'}), self.lora_cfg, names,
-                      base_model_name_or_path, record)
-    if dist.is_initialized(): dist.barrier()
+    names = {k.split('.lora_')[0].rsplit('.', 1)[1] for k in t}
+    record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': self.base_checkpoint}
+    on_rank0(lambda: write_adapter(path, lambda f: save_file(t, str(f), metadata={'format': 'pt'}), self.lora_cfg, names,
+                                   base_model_name_or_path, record))
     return Path(path)
 
 # %% ../nbs/08b_train_torch.ipynb #71921e33
 @patch
 def _unsharded(self:Trainer) -> nn.Module|None:
     "This process's model if it is not sharded; else, on rank 0, a rebuilt unsharded copy holding the trained weights."
-    if not dist.is_initialized(): return self.model
-    trained = {n: _full(p) for n, p in zip(self.names, self.params)}     # every rank takes part in the gathers
-    if self.rank != 0: return None
+    rebuild = self._rebuilder()
+    return rebuild() if self.rank == 0 else None
+
+@patch
+def _rebuilder(self:Trainer) -> Callable:
+    ("A function that returns this process's model if it is not sharded; else, after the gathers every rank takes part "
+     "in here, one that rebuilds an unsharded copy holding the trained weights (rank 0 calls it, alone).")
+    if not dist.is_initialized(): return lambda: self.model
+    trained = {n: _full(p) for n, p in zip(self.names, self.params)}
+    return lambda: self._rebuilt(trained)
+
+@patch
+def _rebuilt(self:Trainer, trained:dict) -> nn.Module:
+    "An unsharded copy of the model, on the CPU, holding the `trained` weights."
     tc = TrainConfig.from_dict({**asdict(self.tc), 'use_gradient_checkpointing': False, 'remat': 'none'})
     m = build_model(self.model_dir, tc, self.lora_cfg, 'cpu', shard=False); params = dict(m.named_parameters())
     with torch.no_grad():
@@ -621,10 +649,9 @@ def _unsharded(self:Trainer) -> nn.Module|None:
 def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torch.float32, adapters:bool=True) -> Path:
     ("Write the trained model as an HF directory: 4-bit bases dequantized, "
      "adapters merged (`adapters=False`: the dense base alone).")
-    m = self._unsharded()
-    if self.rank == 0:
-        save_hf_dir(merged_state_dict(m, adapters, dtype), self.config, path, dtype, copy_files_from=copy_files_from)
-    if dist.is_initialized(): dist.barrier()
+    rebuild = self._rebuilder()   # a collective under FSDP2; rank 0 rebuilds and writes, the others wait
+    on_rank0(lambda: save_hf_dir(merged_state_dict(rebuild(), adapters, dtype), self.config, path, dtype,
+                                 copy_files_from=copy_files_from))
     return Path(path)
 
 # %% ../nbs/08b_train_torch.ipynb #bb22604f
