@@ -378,7 +378,7 @@ def _train_under_torchrun(args) -> dict:
               dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
               allow_changes=allowed_changes(args), export=args.save_model,
               hf=hf_options(args))
-    launch_train(kw, args.nproc, timeout=24 * 3600, stream=True)   # stopped by a signal, it says what was saved
+    launch_train(kw, args.nproc, timeout=None, stream=True)   # as long as it takes; stopped by a signal, it says what was saved
     out = Path(args.output_dir)
     paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")

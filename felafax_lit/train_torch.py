@@ -39,9 +39,9 @@ __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD',
            'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'RANK0_WAIT', 'clip_grads_', 'all_finite',
            'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward',
            'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention',
-           'compile_layers', 'build_model', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused',
-           'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight', 'merged_state_dict',
-           'save_hf_dir', 'hf_model', 'main', 'launch_train']
+           'compile_layers', 'build_model', 'rank0_group', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows',
+           'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
+           'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -267,19 +267,24 @@ def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
 RANK0_WAIT = 4 * 3600   # seconds the other ranks wait for what rank 0 writes alone
 _rank0_group = [None, None]   # (the process group it was made for, the gloo group the ranks wait on)
 
+def rank0_group():
+    ("The gloo group on which the ranks wait for rank 0, made once per process group (a collective: every rank calls "
+     "it, in the same order; the `Trainer` does when it starts, since at a stop torchrun's store may be going away).")
+    if _rank0_group[0] is not dist.group.WORLD:
+        _rank0_group[:] = dist.group.WORLD, dist.new_group(backend='gloo', timeout=timedelta(seconds=RANK0_WAIT))
+    return _rank0_group[1]
+
 def on_rank0(write:Callable):
-    ("`write()` on rank 0 alone while the other ranks wait, for up to `RANK0_WAIT` s (a gloo group of its own, made once "
-     "per process group); its result on rank 0, None on the others. Its error is raised on rank 0 and, as a "
-     "`TrainError` saying so, on the others. Without a process group: `write()`.")
+    ("`write()` on rank 0 alone while the other ranks wait, for up to `RANK0_WAIT` s (on `rank0_group()`); its result "
+     "on rank 0, None on the others. Its error is raised on rank 0 and, as a `TrainError` saying so, on the others. "
+     "Without a process group: `write()`.")
     rank, world = _rank_world()
     if world == 1: return write()
-    if _rank0_group[0] is not dist.group.WORLD:   # every rank makes it here, in the same order (a collective)
-        _rank0_group[:] = dist.group.WORLD, dist.new_group(backend='gloo', timeout=timedelta(seconds=RANK0_WAIT))
-    res = err = None
+    group, res, err = rank0_group(), None, None
     if rank == 0:
         try: res = write()
         except Exception as e: err = e
-    ok = torch.tensor([int(err is None)]); dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=_rank0_group[1])
+    ok = torch.tensor([int(err is None)]); dist.all_reduce(ok, op=dist.ReduceOp.MIN, group=group)
     if err is not None: raise err
     if not ok.item(): raise TrainError("rank 0 failed to write what it writes alone (its error says why)")
     return res
@@ -300,6 +305,7 @@ class Trainer(TrainerBase):
         lora = check_trainer_args(tc, lora, self.config); self.tc = check_backend(tc, 'torch')
         self.lora_cfg = None if tc.train_type == 'full' else lora
         self.rank, self.world = _rank_world()
+        if self.world > 1: rank0_group()   # made while every rank is here (see `on_rank0`)
         if tc.batch_size % self.world:
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the number of processes {self.world}")
         self.output_dir = check_output_dir(output_dir)   # made when the run first writes there (`fit`)
@@ -733,7 +739,7 @@ _RANK_ERRORS = {c.__name__: c for c in (TrainingDiverged, TrainError, DataError,
                                         NotADirectoryError, OSError)}   # a rank's error comes back as the first of its classes here
 
 def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
-                 nproc:int=2, timeout:float=600, out=None, stream:bool=False,
+                 nproc:int=2, timeout:float|None=600, out=None, stream:bool=False,
                  script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
     ("Run `train(**runs)` in `nproc` local processes under torchrun; rank 0's result ({'world': n, 'runs': [metric rows "
      "of each run]}). Raise if any process fails or it times out (an error of the run itself as the ranks met it, "

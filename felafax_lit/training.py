@@ -499,7 +499,7 @@ def launch(args:list, # arguments for the module's or the script's `main`
            nproc:int=2, # processes
            module:str|None='felafax_lit.train_torch', # module run with `-m` (when no `script`)
            script:str|Path|None=None, # a Python file to run instead of a module
-           timeout:float=300, # seconds before the whole run is killed
+           timeout:float|None=300, # seconds before the whole run is killed (None: no limit)
            stream:bool=False, # let the ranks print to this terminal (progress bars) instead of capturing their output
           ) -> subprocess.CompletedProcess:
     ("Run `module` (or `script`) with `args` in `nproc` processes under `python -m torch.distributed.run`; raise if it "
@@ -512,7 +512,7 @@ def launch(args:list, # arguments for the module's or the script's `main`
     try: return _launched(cmd, nproc, timeout, stream)
     finally: shutil.rmtree(logs, ignore_errors=True)
 
-def _launched(cmd:list, nproc:int, timeout:float, stream:bool) -> subprocess.CompletedProcess:
+def _launched(cmd:list, nproc:int, timeout:float|None, stream:bool) -> subprocess.CompletedProcess:
     "`launch`'s torchrun `cmd` run to its end: signals passed on to the ranks; raise as `launch` says."
     pipe = None if stream else subprocess.PIPE   # torchrun in a session of its own: signals reach it only through here
     with warnings.catch_warnings():   # JAX, where loaded, warns of every fork: this child makes one C call, then execs
