@@ -269,7 +269,7 @@ _rank0_group = [None, None]   # (the process group it was made for, the gloo gro
 
 def rank0_group():
     ("The gloo group on which the ranks wait for rank 0, made once per process group (a collective: every rank calls "
-     "it, in the same order; the `Trainer` does when it starts, since at a stop torchrun's store may be going away).")
+     "it, in the same order: `main` does as it starts, a `Trainer` under another launcher when it starts).")
     if _rank0_group[0] is not dist.group.WORLD:
         _rank0_group[:] = dist.group.WORLD, dist.new_group(backend='gloo', timeout=timedelta(seconds=RANK0_WAIT))
     return _rank0_group[1]
@@ -305,7 +305,7 @@ class Trainer(TrainerBase):
         lora = check_trainer_args(tc, lora, self.config); self.tc = check_backend(tc, 'torch')
         self.lora_cfg = None if tc.train_type == 'full' else lora
         self.rank, self.world = _rank_world()
-        if self.world > 1: rank0_group()   # made while every rank is here (see `on_rank0`)
+        if self.world > 1: rank0_group()   # made before training (at a stop, torchrun's store may be going away)
         if tc.batch_size % self.world:
             raise TrainError(f"batch_size {tc.batch_size} is not divisible by the number of processes {self.world}")
         self.output_dir = check_output_dir(output_dir)   # made when the run first writes there (`fit`)
@@ -640,6 +640,7 @@ def _rebuilder(self:Trainer) -> Callable:
      "in here, one that rebuilds an unsharded copy holding the trained weights (rank 0 calls it, alone).")
     if not dist.is_initialized(): return lambda: self.model
     trained = {n: _full(p) for n, p in zip(self.names, self.params)}
+    if self.rank: return lambda: None   # the gathered weights freed at once where they are not used
     return lambda: self._rebuilt(trained)
 
 @patch
@@ -710,6 +711,7 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
      "warns, each warning in one line.")
     dist.init_process_group('nccl' if torch.cuda.is_available() else 'gloo', timeout=timedelta(seconds=timeout))
     if torch.cuda.is_available(): torch.cuda.set_device(default_device())
+    rank0_group()   # now, while every rank is here: a rank that fails alone later cannot leave the others making it
     rank = dist.get_rank()
     if rank: warnings.simplefilter('ignore')
     else: warnings.showwarning = show_warning

@@ -10,10 +10,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # Highest number first: the later notebooks build on the earlier ones and take longest, so with parallel workers
 # they start first and the workers finish together.
 NBS = sorted((p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith('_')), reverse=True)
-# A notebook still running after this long is stuck (the longest takes about 4 minutes on two busy cores): it is
-# stopped, where each of its processes was is shown (a warning in pytest's summary), and it runs once more; stuck
-# twice, it fails. A failing notebook fails at once. One run on record (of some sixty) never ended; no rerun of it has.
-TIMEOUT = float(os.environ.get('FELAFAX_NOTEBOOK_TIMEOUT', 900))
+# A notebook still running after this long is stuck (the longest takes about 4 minutes on two busy cores; with the `slow`
+# cells, the kill matrix alone takes about 15): it is stopped, where each of its processes was is shown (a warning in
+# pytest's summary), and it runs once more; stuck twice, it fails. A failing notebook fails at once. One run on record
+# (of some sixty) never ended; no rerun of it has.
+TIMEOUT = float(os.environ.get('FELAFAX_NOTEBOOK_TIMEOUT') or
+                (3600 if 'slow' in os.environ.get('FELAFAX_TEST_FLAGS', '') else 900))
 
 def _env(tmp) -> dict:
     ("This process's environment with its temporary files in `tmp` (removed after the notebook: the notebooks' "
@@ -38,15 +40,16 @@ def _descendants(pid:int) -> list[int]:
     return out
 
 def _stop(p) -> tuple[str, str]:
-    ("Stop notebook process `p` and everything it started (torchrun's ranks run in sessions of their own): Python "
-     "processes print their stacks first (SIGABRT, faulthandler); its (stdout, stderr).")
+    ("Stop notebook process `p` and everything it started (torchrun's ranks run in sessions of their own): each Python "
+     "process prints its stacks first (SIGABRT, faulthandler), the deepest first, while the ones reading their output "
+     "still run; its (stdout, stderr).")
     procs = [p.pid, *_descendants(p.pid)]
-    for q in procs:
+    for q in reversed(procs):
         try: os.kill(q, signal.SIGABRT)
         except OSError: pass
+        if q != p.pid: time.sleep(0.5)
     try: return p.communicate(timeout=30)
-    except subprocess.TimeoutExpired: pass
-    finally:
+    except subprocess.TimeoutExpired:
         for q in procs:
             try: os.kill(q, signal.SIGKILL)
             except OSError: pass
