@@ -77,7 +77,7 @@ def lora_loss(lora:dict, params:dict, model:Llama, batch:dict, rngs=None):
 # %% ../nbs/04_lora.ipynb #22e8b654
 def _fold(params:dict, lora:dict, scale:float, sign:float, dtype=None) -> dict:
     flat = dict(flatten_dict(params)); ad = flatten_dict(lora)
-    for path in {k[:-1] for k in ad}:
+    for path in sorted({k[:-1] for k in ad}):   # one order in every process (their collectives must match)
         k = flat[path + ('kernel',)]
         k = k.dequantize(jnp.float32) if hasattr(k, 'dequantize') else k
         delta = jnp.matmul(ad[path + ('lora_a',)].astype(jnp.float32), ad[path + ('lora_b',)].astype(jnp.float32))

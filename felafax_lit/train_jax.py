@@ -455,14 +455,24 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type)."
     if self.tc.train_type == 'full': raise TrainError("a full fine-tune has no adapter; use save_merged")
     record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': self.base_checkpoint}
-    return save_peft(jax.device_get(self.trained), self.config, self.lora_cfg, path, base_model_name_or_path, record)
+    return _on_process0(self.trained, lambda t: save_peft(t, self.config, self.lora_cfg, path, base_model_name_or_path,
+                                                          record), path)
 
 @patch
 def save_merged(self:Trainer, path, copy_files_from=None, adapters:bool=True) -> Path:
     ("Write the trained model, adapters merged, as an HF model directory (float32 safetensors); `adapters=False`: "
      "the dense base alone (for QLoRA the dequantized NF4 base, onto which PEFT loads the adapter as it trained).")
-    return save_hf(jax.device_get(self.merged_params(adapters)), self.config, path, dtype=np.float32,
-                   copy_files_from=copy_files_from)
+    return _on_process0(self.merged_params(adapters), lambda t: save_hf(t, self.config, path, dtype=np.float32,
+                                                                        copy_files_from=copy_files_from), path)
+
+def _on_process0(tree, write, path) -> Path:
+    ("`write(tree as numpy arrays)` in process 0 of a multi-process run (every process takes part in gathering the "
+     "arrays it does not hold, then waits for the write); in one process, simply. `path`.")
+    tree = jax.tree.map(_host, tree)
+    if jax.process_index() == 0: write(tree)
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils; multihost_utils.sync_global_devices(f'wrote {path}')
+    return Path(path)
 
 # %% ../nbs/08a_train_jax.ipynb #fa89397d
 @patch

@@ -10,13 +10,14 @@
     python tools/multihost_check.py --coordinator 127.0.0.1:1234 --num_processes 2 --process_id 1 --cpu_devices 4 --mesh dp=2,fsdp=2,tp=2
 
 Without a coordinator it runs in one process (the reference). It trains a tiny model with deterministic weights for 3
-steps (LoRA, or QLoRA with --train_type qlora) and process 0 writes the losses and the final adapter to --out (.npz).
+steps (LoRA, or QLoRA with --train_type qlora) and process 0 writes the losses and the final adapter to --out (.npz);
+with --export DIR, the Trainer then exports the PEFT adapter and the merged model into DIR (process 0 writes them).
 """
 import argparse, sys
 import numpy as np
 import jax
 
-def run(mesh_spec:str, train_type:str='lora'):
+def run(mesh_spec:str, train_type:str='lora', export:str|None=None):
     import jax.numpy as jnp
     from felafax_lit.core import tiny_config, LoRAConfig
     from felafax_lit.model import Llama
@@ -27,12 +28,12 @@ def run(mesh_spec:str, train_type:str='lora'):
     c, r = tiny_config(), np.random.default_rng(0)
     shapes = jax.eval_shape(Llama(c).init, jax.random.key(0), jnp.zeros((1, 4), jnp.int32))['params']
     params = jax.tree_util.tree_map_with_path(lambda p, s: ((1 if 'scale' in str(p) else 0) + 0.05 * r.standard_normal(s.shape)).astype(np.float32), shapes)
-    ds = TokenDataset()
-    for i in range(48):
-        ids = r.integers(3, c.vocab_size, 17).astype(np.int32); ds.ids.append(ids); ds.mask.append(np.ones(17, np.int8)); ds.src.append(i); ds.where.append(str(i))
+    ids = np.concatenate([r.integers(3, c.vocab_size, 17).astype(np.int32) for _ in range(48)])   # 48 rows of 17 tokens
+    ds = TokenDataset(ids, np.ones(len(ids), np.int8), np.arange(0, len(ids) + 1, 17), np.arange(48), [str(i) for i in range(48)])
     tc = TrainConfig(train_type=train_type, batch_size=8, context_length=16, max_steps=3, lr=1e-3, seed=0, log_steps=100)
     tr = Trainer((c, params), tc, LoRAConfig(rank=4, targets=r'(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj|lm_head)$'), mesh=make_mesh(mesh_spec))
     losses = [row['loss'] for row in tr.fit(ds, progress=False)]
+    if export: tr.save_adapter(f'{export}/adapter'); tr.save_merged(f'{export}/merged')   # every process; process 0 writes
     from felafax_lit.train_jax import state_arrays
     return losses, {k: v for k, v in state_arrays({'trained': tr.trained}).items()}
 
@@ -45,12 +46,13 @@ def main(argv=None):
     ap.add_argument('--cpu_devices', type=int, default=0, help='virtual CPU devices per process (gloo collectives)')
     ap.add_argument('--distributed', action='store_true', help='jax.distributed.initialize() from JAX_* variables, SLURM or Open MPI')
     ap.add_argument('--out', help='process 0 writes losses and adapter here (.npz)')
+    ap.add_argument('--export', help="then the Trainer's exports: the PEFT adapter and the merged model, in this folder")
     a = ap.parse_args(argv)
     if a.cpu_devices:
         jax.config.update('jax_platforms', 'cpu'); jax.config.update('jax_num_cpu_devices', a.cpu_devices)
         jax.config.update('jax_cpu_collectives_implementation', 'gloo')
     if a.coordinator or a.num_processes or a.distributed: jax.distributed.initialize(a.coordinator, a.num_processes, a.process_id)
-    losses, adapter = run(a.mesh, a.train_type)
+    losses, adapter = run(a.mesh, a.train_type, a.export)
     print(f"process {jax.process_index()}/{jax.process_count()}: {jax.local_device_count()} local of {jax.device_count()} devices, "
           f"losses {np.round(losses, 6).tolist()}", flush=True)
     if a.out and jax.process_index() == 0: np.savez(a.out, losses=np.array(losses), **adapter)
