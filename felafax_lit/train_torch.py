@@ -294,7 +294,6 @@ def save_checkpoint(ckpt_dir, tensors:dict, meta:dict, keep:int=2) -> Path:
     on_rank0(lambda: write_checkpoint(ckpt_dir, int(meta['step']), lambda f: save_file(tensors, str(f)), meta, keep))
     return Path(ckpt_dir)/f'{CKPT_PREFIX}{int(meta["step"]):08d}'
 
-
 # %% ../nbs/08b_train_torch.ipynb #bbae5e27
 class Trainer(TrainerBase):
     "Fine-tune a transformers Llama (full, lora, qlora or hqq_lora) in one process or in each process under torchrun."
@@ -631,8 +630,7 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
 @patch
 def _unsharded(self:Trainer) -> nn.Module|None:
     "This process's model if it is not sharded; else, on rank 0, a rebuilt unsharded copy holding the trained weights."
-    rebuild = self._rebuilder()
-    return rebuild() if self.rank == 0 else None
+    return self._rebuilder()()
 
 @patch
 def _rebuilder(self:Trainer) -> Callable:
@@ -641,16 +639,13 @@ def _rebuilder(self:Trainer) -> Callable:
     if not dist.is_initialized(): return lambda: self.model
     trained = {n: _full(p) for n, p in zip(self.names, self.params)}
     if self.rank: return lambda: None   # the gathered weights freed at once where they are not used
-    return lambda: self._rebuilt(trained)
-
-@patch
-def _rebuilt(self:Trainer, trained:dict) -> nn.Module:
-    "An unsharded copy of the model, on the CPU, holding the `trained` weights."
-    tc = TrainConfig.from_dict({**asdict(self.tc), 'use_gradient_checkpointing': False, 'remat': 'none'})
-    m = build_model(self.model_dir, tc, self.lora_cfg, 'cpu', shard=False); params = dict(m.named_parameters())
-    with torch.no_grad():
-        for n, t in trained.items(): params[n].copy_(t)
-    return m
+    def rebuild():   # on the CPU
+        tc = TrainConfig.from_dict({**asdict(self.tc), 'use_gradient_checkpointing': False, 'remat': 'none'})
+        m = build_model(self.model_dir, tc, self.lora_cfg, 'cpu', shard=False); params = dict(m.named_parameters())
+        with torch.no_grad():
+            for n, t in trained.items(): params[n].copy_(t)
+        return m
+    return rebuild
 
 @patch
 def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torch.float32, adapters:bool=True) -> Path:
