@@ -426,7 +426,7 @@ def _export_hqq(base, adapter, precision, c, out) -> Path:
      "the base is quantized whole in one process).")
     import torch
     from safetensors.torch import load_file
-    from felafax_lit.train_torch import build_model, merged_state_dict, save_hf_dir, _clean
+    from felafax_lit.train_torch import build_model, merged_tensors, save_hf_dir, _clean
     pc = json.loads((Path(adapter)/'adapter_config.json').read_text()); names = pc['target_modules']   # module names
     tcfg = LoRAConfig(rank=pc['r'], alpha=pc['lora_alpha'],
                       targets=names if isinstance(names, str) else '(' + '|'.join(names) + ')$')
@@ -437,7 +437,7 @@ def _export_hqq(base, adapter, precision, c, out) -> Path:
         raise ValueError(f"{adapter}: its weights are not the adapters of the modules its adapter_config.json targets")
     with torch.no_grad():
         for k, v in t.items(): params[k].copy_(v)
-    return save_hf_dir(merged_state_dict(m), c, out, copy_files_from=base)
+    return save_hf_dir(merged_tensors(m), c, out, copy_files_from=base)
 
 def cmd_export(args) -> dict:
     ("`felafax_lit export`: adapter + base -> merged HF model directory (the base streamed onto all devices where its "

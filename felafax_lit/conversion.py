@@ -144,12 +144,14 @@ def load_hf(path:str|Path, dtype=None) -> tuple[LlamaConfig, dict]:
     return c, _nest(flat)
 
 # %% ../nbs/02_conversion.ipynb #3eb1bb47
-def iter_hf_tensors(params:dict, c:LlamaConfig, dtype=None):
-    "Yield `(hf_name, numpy array)` in HF layout and order from a JAX param tree."
+def iter_hf_tensors(params:dict, c:LlamaConfig, dtype=None,
+                    fetch=np.asarray): # brings one array (a layer's slice of a stacked one) to the host
+    ("Yield `(hf_name, numpy array)` in HF layout and order from a JAX param tree, one array fetched at a time (a "
+     "writer of device arrays holds one shard on the host, not the whole model).")
     get = lambda path: _get(params, path)
     rows = name_table(c); top = [r for r in rows if not r.layered]; layered = [r for r in rows if r.layered]
     def arr(r, x):
-        x = np.asarray(x); x = x.T if r.transpose else x; return np.ascontiguousarray(x, dtype=dtype or x.dtype)
+        x = fetch(x); x = x.T if r.transpose else x; return np.ascontiguousarray(x, dtype=dtype or x.dtype)
     yield top[0].hf, arr(top[0], get(top[0].path))
     for i in range(c.num_hidden_layers):
         for r in layered: yield r.hf.format(i=i), arr(r, get(r.path)[i])
@@ -162,12 +164,14 @@ def _get(tree, path):
     return tree
 
 # %% ../nbs/02_conversion.ipynb #ae7ecf4c
-def save_hf(params:dict, c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2**30, dtype=None,
+def save_hf(params, # a JAX param tree, or the `(hf_name, array)` pairs `iter_hf_tensors` yields
+            c:LlamaConfig, path:str|Path, max_shard_size:int=5 * 2**30, dtype=None,
             copy_files_from=None) -> Path:
     ("Write `params` as an HF model directory (atomically, by `core.write_hf_dir`): config.json + safetensors "
      "(sharded with an index above `max_shard_size` bytes), tensor by tensor.")
     save = lambda t, f: save_file(t, str(f), metadata={'format': 'pt'})
-    return write_hf_dir(path, c, iter_hf_tensors(params, c, dtype), save, max_shard_size, copy_files_from)
+    tensors = iter_hf_tensors(params, c, dtype) if isinstance(params, dict) else params
+    return write_hf_dir(path, c, tensors, save, max_shard_size, copy_files_from)
 
 # %% ../nbs/02_conversion.ipynb #963de9b4
 def to_device(params:dict, dtype=None) -> dict:

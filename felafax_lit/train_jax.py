@@ -23,7 +23,7 @@ from .training import check_output_dir
 from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
-from .conversion import save_hf
+from .conversion import save_hf, iter_hf_tensors
 from .quant_jax import quantize_params, dequantize_params
 from .sharding import make_mesh, named_shardings, opt_state_shardings, batch_spec, laid_out
 from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_RULES, FSDP_TP_RULES,
@@ -314,11 +314,27 @@ def state_arrays(state) -> dict:
     return {k: v.astype(np.float32) if v.dtype == jnp.bfloat16 else v for k, v in out.items()}
 
 # %% ../nbs/08a_train_jax.ipynb #0fa55844
+def _on_process0(write, path, drain=()) -> Path:
+    ("`write()` in process 0 alone; then every process consumes what is left of `drain` (an iterator whose steps are "
+     "collectives every process takes part in, such as gathers feeding the write) and all learn whether the write "
+     "succeeded: process 0 raises its error, the others a `TrainError` naming `path`. In one process, `write()`.")
+    err = None
+    if jax.process_index() == 0:
+        try: write()
+        except Exception as e: err = e
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+        for _ in drain: pass   # the gathers process 0 no longer asked for, had its write stopped early
+        if multihost_utils.broadcast_one_to_all(np.int32(err is not None)) and err is None:
+            raise TrainError(f"process 0 could not write {path} (its error is in its output)")
+    if err is not None: raise err
+    return Path(path)
+
 def save_checkpoint(ckpt_dir, state:dict, meta:dict, keep:int=2) -> Path:
     "Write `state` and `meta` atomically as `ckpt_dir/step_NNNNNNNN`; delete all but the newest `keep`."
     arrays = state_arrays(state); step = int(arrays["['step']"])
-    if jax.process_index() == 0: write_checkpoint(ckpt_dir, step, lambda f: save_file(arrays, str(f)), meta, keep)
-    return Path(ckpt_dir)/f'{CKPT_PREFIX}{step:08d}'
+    return _on_process0(lambda: write_checkpoint(ckpt_dir, step, lambda f: save_file(arrays, str(f)), meta, keep),
+                        Path(ckpt_dir)/f'{CKPT_PREFIX}{step:08d}')
 
 # %% ../nbs/08a_train_jax.ipynb #26cef3be
 def load_checkpoint(path, like:dict, shardings:dict|None=None) -> tuple:
@@ -455,24 +471,17 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type)."
     if self.tc.train_type == 'full': raise TrainError("a full fine-tune has no adapter; use save_merged")
     record = {'train_type': self.tc.train_type, 'precision': self.tc.precision, 'base_checkpoint': self.base_checkpoint}
-    return _on_process0(self.trained, lambda t: save_peft(t, self.config, self.lora_cfg, path, base_model_name_or_path,
-                                                          record), path)
+    t = jax.tree.map(_host, self.trained)   # gathered in every process (the adapters are small)
+    return _on_process0(lambda: save_peft(t, self.config, self.lora_cfg, path, base_model_name_or_path, record), path)
 
 @patch
-def save_merged(self:Trainer, path, copy_files_from=None, adapters:bool=True) -> Path:
+def save_merged(self:Trainer, path, copy_files_from=None, adapters:bool=True, max_shard_size:int=5 * 2**30) -> Path:
     ("Write the trained model, adapters merged, as an HF model directory (float32 safetensors); `adapters=False`: "
-     "the dense base alone (for QLoRA the dequantized NF4 base, onto which PEFT loads the adapter as it trained).")
-    return _on_process0(self.merged_params(adapters), lambda t: save_hf(t, self.config, path, dtype=np.float32,
-                                                                        copy_files_from=copy_files_from), path)
-
-def _on_process0(tree, write, path) -> Path:
-    ("`write(tree as numpy arrays)` in process 0 of a multi-process run (every process takes part in gathering the "
-     "arrays it does not hold, then waits for the write); in one process, simply. `path`.")
-    tree = jax.tree.map(_host, tree)
-    if jax.process_index() == 0: write(tree)
-    if jax.process_count() > 1:
-        from jax.experimental import multihost_utils; multihost_utils.sync_global_devices(f'wrote {path}')
-    return Path(path)
+     "the dense base alone (for QLoRA the dequantized NF4 base, onto which PEFT loads the adapter as it trained). "
+     "The tensors come to the host one at a time (each gathered by every process), so that at most one shard is there.")
+    tensors = iter_hf_tensors(self.merged_params(adapters), self.config, np.float32, fetch=_host)
+    return _on_process0(lambda: save_hf(tensors, self.config, path, max_shard_size, copy_files_from=copy_files_from),
+                        path, drain=tensors)
 
 # %% ../nbs/08a_train_jax.ipynb #fa89397d
 @patch

@@ -41,7 +41,7 @@ __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD',
            'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention',
            'compile_layers', 'build_model', 'rank0_group', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows',
            'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
-           'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
+           'merged_tensors', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -587,31 +587,37 @@ def dense_weight(m:nn.Module) -> torch.Tensor:
     if isinstance(m, nn.Linear): return m.weight.detach().float()
     raise TypeError(f"dense_weight: {type(m).__name__} is not a supported linear layer")
 
-@torch.no_grad()
-def merged_state_dict(model:nn.Module, adapters:bool=True, dtype:torch.dtype=torch.float32) -> dict:
-    ("HF-named weights of an unsharded model in `dtype`: 4-bit layers dequantized, adapters folded in "
-     "(`W + scale B A`, computed in float32, then cast) if `adapters`.")
-    out, done = {}, []
+@torch.no_grad()   # on a generator, torch sets the mode around each step of it, not around the caller's code
+def merged_tensors(model:nn.Module, adapters:bool=True, dtype:torch.dtype=torch.float32):
+    ("Yield the HF-named weights of an unsharded model in `dtype`, one at a time (nothing kept: a writer holds one "
+     "shard, not the whole model): 4-bit layers dequantized, adapters folded in (`W + scale B A`, computed in float32, "
+     "then cast) if `adapters`.")
+    done = []
     for n, m in model.named_modules():
         if any(n.startswith(p + '.') for p in done): continue
         if isinstance(m, LoRALinear):
-            w = dense_weight(m.base_layer)
-            out[_clean(n) + '.weight'] = (w + m.scale * (m.lora_B.weight.float() @ m.lora_A.weight.float())
-                                          if adapters else w).to(dtype)
-            done.append(n)
+            w = dense_weight(m.base_layer); done.append(n)
+            if adapters: w = w + m.scale * (m.lora_B.weight.float() @ m.lora_A.weight.float())
+            yield _clean(n) + '.weight', w.to(dtype)
         elif isinstance(m, (bnb.nn.Linear4bit, HQQLinear)):
-            out[_clean(n) + '.weight'] = dense_weight(m).to(dtype); done.append(n)
+            done.append(n); yield _clean(n) + '.weight', dense_weight(m).to(dtype)
     for n, p in model.named_parameters():
-        if not any(n.startswith(q + '.') for q in done): out[_clean(n)] = p.detach().to(dtype)
-    return out
+        if not any(n.startswith(q + '.') for q in done): yield _clean(n), p.detach().to(dtype)
+
+def merged_state_dict(model:nn.Module, adapters:bool=True, dtype:torch.dtype=torch.float32) -> dict:
+    "`merged_tensors` as one dict (the whole merged model in memory at once)."
+    return dict(merged_tensors(model, adapters, dtype))
+
 
 # %% ../nbs/08b_train_torch.ipynb #501b7469
-def save_hf_dir(tensors:dict, c:LlamaConfig, path, dtype:torch.dtype=torch.float32, max_shard_size:int=5 * 2**30,
+def save_hf_dir(tensors, # HF-named torch tensors: a dict, or (name, tensor) pairs such as `merged_tensors` yields
+                c:LlamaConfig, path, dtype:torch.dtype=torch.float32, max_shard_size:int=5 * 2**30,
                 copy_files_from=None) -> Path:
     ("Write HF-named torch `tensors` in `dtype` as an HF model directory (atomically, by `core.write_hf_dir`, "
-     "the JAX export's writer): config.json + safetensors (sharded with an index above `max_shard_size`).")
+     "the JAX export's writer): config.json + safetensors (sharded with an index above `max_shard_size`), each shard "
+     "written as it fills.")
     save = lambda t, f: save_file(t, str(f), metadata={'format': 'pt'})
-    pairs = ((k, t.to(dtype).contiguous()) for k, t in tensors.items())
+    pairs = ((k, t.to(dtype).contiguous()) for k, t in (tensors.items() if isinstance(tensors, dict) else tensors))
     return write_hf_dir(path, c, pairs, save, max_shard_size, copy_files_from)
 
 # %% ../nbs/08b_train_torch.ipynb #616008f3
@@ -648,12 +654,13 @@ def _rebuilder(self:Trainer) -> Callable:
     return rebuild
 
 @patch
-def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torch.float32, adapters:bool=True) -> Path:
-    ("Write the trained model as an HF directory: 4-bit bases dequantized, "
-     "adapters merged (`adapters=False`: the dense base alone).")
+def save_merged(self:Trainer, path, copy_files_from=None, dtype:torch.dtype=torch.float32, adapters:bool=True,
+                max_shard_size:int=5 * 2**30) -> Path:
+    ("Write the trained model as an HF directory: 4-bit bases dequantized, adapters merged (`adapters=False`: the "
+     "dense base alone); merged tensor by tensor, so that at most one shard of it is in memory beside the model.")
     rebuild = self._rebuilder()   # a collective under FSDP2; rank 0 rebuilds and writes, the others wait
-    on_rank0(lambda: save_hf_dir(merged_state_dict(rebuild(), adapters, dtype), self.config, path, dtype,
-                                 copy_files_from=copy_files_from))
+    on_rank0(lambda: save_hf_dir(merged_tensors(rebuild(), adapters, dtype), self.config, path, dtype, max_shard_size,
+                                 copy_files_from))
     return Path(path)
 
 # %% ../nbs/08b_train_torch.ipynb #bb22604f

@@ -11,7 +11,9 @@
 
 Without a coordinator it runs in one process (the reference). It trains a tiny model with deterministic weights for 3
 steps (LoRA, or QLoRA with --train_type qlora) and process 0 writes the losses and the final adapter to --out (.npz);
-with --export DIR, the Trainer then exports the PEFT adapter and the merged model into DIR (process 0 writes them).
+with --export DIR, the Trainer then exports the PEFT adapter and the merged model into DIR (process 0 writes them), the
+merged model also in shards of 64 KiB (DIR/sharded), and once where process 0 cannot write (under the file DIR/blocker):
+every process prints `process I: export refused: ...`.
 """
 import argparse, sys
 import numpy as np
@@ -33,7 +35,12 @@ def run(mesh_spec:str, train_type:str='lora', export:str|None=None):
     tc = TrainConfig(train_type=train_type, batch_size=8, context_length=16, max_steps=3, lr=1e-3, seed=0, log_steps=100)
     tr = Trainer((c, params), tc, LoRAConfig(rank=4, targets=r'(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj|lm_head)$'), mesh=make_mesh(mesh_spec))
     losses = [row['loss'] for row in tr.fit(ds, progress=False)]
-    if export: tr.save_adapter(f'{export}/adapter'); tr.save_merged(f'{export}/merged')   # every process; process 0 writes
+    if export:   # every process calls them; process 0 writes
+        tr.save_adapter(f'{export}/adapter'); tr.save_merged(f'{export}/merged')
+        tr.save_merged(f'{export}/sharded', max_shard_size=1 << 16)   # streamed shard by shard
+        if jax.process_index() == 0: open(f'{export}/blocker', 'w').close()
+        try: tr.save_merged(f'{export}/blocker/merged')   # process 0 cannot write there: every process must say so
+        except Exception as e: print(f"process {jax.process_index()}: export refused: {type(e).__name__}: {e}", flush=True)
     from felafax_lit.train_jax import state_arrays
     return losses, {k: v for k, v in state_arrays({'trained': tr.trained}).items()}
 
