@@ -24,7 +24,8 @@ from .model import Llama, generate, mixed_einsum, _subscripts
 from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
 from .data import Loader
 from .conversion import save_hf, iter_hf_tensors
-from .quant_jax import quantize_params, dequantize_params
+from .quant_jax import quantize_params, dequantize_params, _is_nf4
+from flax.traverse_util import flatten_dict, unflatten_dict
 from .sharding import make_mesh, named_shardings, opt_state_shardings, batch_spec, laid_out
 from .sharding import (load_sharded, place, shard_params, abstract_params, FSDP_RULES, FSDP_TP_RULES,
                                   BATCH_KEYS)
@@ -466,6 +467,38 @@ def merged_params(self:Trainer, adapters:bool=True) -> dict:
     base = dequantize_params(self.frozen, compute_dtype(self.tc))   # NF4 kernels as the model computed with them
     return _cast(merge_lora(base, self.trained, self.lora_cfg, jnp.float32) if adapters else base, jnp.float32)
 
+class _ByLayer:
+    "A stacked leaf read one layer at a time: `x[i]` is `f(*args, i)`, computed when it is read."
+    def __init__(self, f, *args): self.f, self.args = f, args
+    def __getitem__(self, i): return self.f(*self.args, i)
+
+@partial(jax.jit, static_argnames=('scale', 'dtype'))
+def _merged(k, lora, scale:float, dtype):
+    ("Kernel `k` (an `NF4Tensor` dequantized to `dtype` first, as the model computed with it) in float32, with its "
+     "adapter `lora` (`{'lora_a', 'lora_b'}`, or None) folded in as `merge_lora` folds it.")
+    k = (k.dequantize(dtype) if _is_nf4(k) else k).astype(jnp.float32)
+    if lora is None: return k
+    return k + scale * jnp.matmul(lora['lora_a'].astype(jnp.float32), lora['lora_b'].astype(jnp.float32))
+
+@partial(jax.jit, static_argnames=('scale', 'dtype'))
+def _merged_layer(k, lora, scale:float, dtype, i):
+    "Layer `i` of stacked leaf `k` (and of its adapter), merged by `_merged`."
+    return _merged(*jax.tree.map(lambda x: x[i], (k, lora)), scale, dtype)
+
+@patch
+def _merged_by_layer(self:Trainer, adapters:bool=True) -> dict:
+    ("`merged_params`' tree (the same float32 values), each stacked leaf a `_ByLayer` whose layers are merged as they "
+     "are read, the others merged at once (the embedding, the final norm, an untied head).")
+    full = self.tc.train_type == 'full'
+    ad = {} if full or not adapters else flatten_dict(self.trained)
+    scale, dt, out = None if full else self.lora_cfg.scale, compute_dtype(self.tc), {}
+    for path, x in flatten_dict(self.trained if full else self.frozen).items():
+        lora = ({'lora_a': ad[path[:-1] + ('lora_a',)], 'lora_b': ad[path[:-1] + ('lora_b',)]}
+                if path[-1] == 'kernel' and path[:-1] + ('lora_a',) in ad else None)
+        out[path] = (_ByLayer(_merged_layer, x, lora, scale, dt) if path[0] == 'layers' else
+                     _merged(x, lora, scale, dt))
+    return unflatten_dict(out)
+
 @patch
 def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
     "Write the adapter as a PEFT LoRA directory (plus `felafax_train.json` with the train type)."
@@ -478,8 +511,9 @@ def save_adapter(self:Trainer, path, base_model_name_or_path=None) -> Path:
 def save_merged(self:Trainer, path, copy_files_from=None, adapters:bool=True, max_shard_size:int=5 * 2**30) -> Path:
     ("Write the trained model, adapters merged, as an HF model directory (float32 safetensors); `adapters=False`: "
      "the dense base alone (for QLoRA the dequantized NF4 base, onto which PEFT loads the adapter as it trained). "
-     "The tensors come to the host one at a time (each gathered by every process), so that at most one shard is there.")
-    tensors = iter_hf_tensors(self.merged_params(adapters), self.config, np.float32, fetch=_host)
+     "Each stacked kernel is merged a layer at a time as the writer reads it and comes to the host alone (gathered "
+     "by every process), so the devices hold one merged layer beside the model and the host about one shard.")
+    tensors = iter_hf_tensors(self._merged_by_layer(adapters), self.config, np.float32, fetch=_host)
     return _on_process0(lambda: save_hf(tensors, self.config, path, max_shard_size, copy_files_from=copy_files_from),
                         path, drain=tensors)
 
