@@ -608,7 +608,6 @@ def merged_state_dict(model:nn.Module, adapters:bool=True, dtype:torch.dtype=tor
     "`merged_tensors` as one dict (the whole merged model in memory at once)."
     return dict(merged_tensors(model, adapters, dtype))
 
-
 # %% ../nbs/08b_train_torch.ipynb #501b7469
 def save_hf_dir(tensors, # HF-named torch tensors: a dict, or (name, tensor) pairs such as `merged_tensors` yields
                 c:LlamaConfig, path, dtype:torch.dtype=torch.float32, max_shard_size:int=5 * 2**30,
