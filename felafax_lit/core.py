@@ -580,9 +580,8 @@ def check_replaceable(path, expect:str|None=None):
 def atomic_dir(path, expect:str|None=None): # a file that marks an existing `path` as an earlier output of the same kind
     ("Build directory `path` in a temporary sibling (yielded); on success fsync it and rename it over `path`; "
      "on error remove it.")
-    final = Path(path)
-    if file := next((a for a in (*reversed(final.parents), final) if a.exists() and not a.is_dir()), None):
-        if file != final: raise OSError(f"could not write {final}: {file} is a file, not a folder")
+    final = Path(path); near = next(a for a in final.parents if a.exists())   # the part of the path that is there
+    if not near.is_dir(): raise OSError(f"could not write {final}: {near} is a file, not a folder")
     final.parent.mkdir(parents=True, exist_ok=True)
     for s in final.parent.glob(f'.old-{final.name}.*'):   # a process killed between its two renames
         if final.exists(): shutil.rmtree(s, ignore_errors=True)

@@ -18,8 +18,8 @@ from .model import Dense, Llama, mixed_einsum
 from .conversion import name_table
 
 # %% auto #0
-__all__ = ['lora_update', 'LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'merge_lora', 'unmerge_lora', 'save_peft',
-           'load_peft']
+__all__ = ['lora_update', 'LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'fold_kernel', 'merge_lora', 'unmerge_lora',
+           'save_peft', 'load_peft']
 
 # %% ../nbs/04_lora.ipynb #b9c30712
 def _lora_a_init(key, shape, dtype=jnp.float32):
@@ -75,14 +75,17 @@ def lora_loss(lora:dict, params:dict, model:Llama, batch:dict, rngs=None):
     return (ce * m).sum() / jnp.maximum(m.sum(), 1)
 
 # %% ../nbs/04_lora.ipynb #22e8b654
+def fold_kernel(k, a, b, scale:float) -> jax.Array:
+    "Dense kernel `k` in float32 plus `scale * a @ b`, the adapter's update computed in float32."
+    return k.astype(jnp.float32) + scale * jnp.matmul(a.astype(jnp.float32), b.astype(jnp.float32))
+
 def _fold(params:dict, lora:dict, scale:float, sign:float, dtype=None) -> dict:
     flat = dict(flatten_dict(params)); ad = flatten_dict(lora)
     for path in sorted({k[:-1] for k in ad}):   # one order in every process (their collectives must match)
         k = flat[path + ('kernel',)]
         k = k.dequantize(jnp.float32) if hasattr(k, 'dequantize') else k
-        delta = jnp.matmul(ad[path + ('lora_a',)].astype(jnp.float32), ad[path + ('lora_b',)].astype(jnp.float32))
         dt = dtype or (k.dtype if jnp.issubdtype(k.dtype, jnp.floating) else jnp.float32)
-        flat[path + ('kernel',)] = (k.astype(jnp.float32) + sign * scale * delta).astype(dt)
+        flat[path + ('kernel',)] = fold_kernel(k, ad[path + ('lora_a',)], ad[path + ('lora_b',)], sign * scale).astype(dt)
     return unflatten_dict(flat)
 
 def merge_lora(params:dict, lora:dict, cfg:LoRAConfig,

@@ -21,7 +21,7 @@ from .core import check_settings
 from .training import TrainConfig, TrainerBase, check_backend, lr_schedule, activation_bytes, check_trainer_args
 from .training import check_output_dir
 from .model import Llama, generate, mixed_einsum, _subscripts
-from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft
+from .lora import lora_update, lora_model, init_lora, merge_lora, save_peft, fold_kernel
 from .data import Loader
 from .conversion import save_hf, iter_hf_tensors
 from .quant_jax import quantize_params, dequantize_params, _is_nf4
@@ -476,9 +476,8 @@ class _ByLayer:
 def _merged(k, lora, scale:float, dtype):
     ("Kernel `k` (an `NF4Tensor` dequantized to `dtype` first, as the model computed with it) in float32, with its "
      "adapter `lora` (`{'lora_a', 'lora_b'}`, or None) folded in as `merge_lora` folds it.")
-    k = (k.dequantize(dtype) if _is_nf4(k) else k).astype(jnp.float32)
-    if lora is None: return k
-    return k + scale * jnp.matmul(lora['lora_a'].astype(jnp.float32), lora['lora_b'].astype(jnp.float32))
+    k = k.dequantize(dtype) if _is_nf4(k) else k
+    return k.astype(jnp.float32) if lora is None else fold_kernel(k, lora['lora_a'], lora['lora_b'], scale)
 
 @partial(jax.jit, static_argnames=('scale', 'dtype'))
 def _merged_layer(k, lora, scale:float, dtype, i):
