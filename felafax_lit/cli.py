@@ -369,7 +369,7 @@ def allowed_changes(args) -> tuple:
 
 def _train_under_torchrun(args) -> dict:
     "`felafax_lit train --backend torch --nproc N`: `train_torch.train` in N processes under torchrun (FSDP2)."
-    from felafax_lit.train_torch import launch_train
+    from felafax_lit.training import launch_train   # this process loads no PyTorch: its ranks do
     check_backend(args); model = Path(args.model) if args.model else real_model_dir()
     with warnings.catch_warnings():   # bad data ends here in one line, before N processes each load the model;
         warnings.simplefilter('ignore'); load_data(args, tokenizer(model))   # its warnings are rank 0's to say

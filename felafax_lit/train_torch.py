@@ -26,7 +26,7 @@ from .core import load_state_file, check_settings, CheckpointUnreadable
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
 from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning, message
-from .training import check_output_dir
+from .training import check_output_dir, launch_train   # launch_train: defined in training, importable from here too
 from .core import list_checkpoints
 from .data import Loader, packed_attention_mask, load_datasets, trim_padding, DataError
 from .quant_torch import load_quantized, empty_model, _place, _finish, check_device
@@ -41,7 +41,7 @@ __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD',
            'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention',
            'compile_layers', 'build_model', 'rank0_group', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows',
            'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
-           'merged_tensors', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main', 'launch_train']
+           'merged_tensors', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -733,47 +733,3 @@ def main(config:str, # JSON file: keyword arguments of `train` (tc and lora as d
         note(world=dist.get_world_size(), runs=res)
         for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, lambda *_: os._exit(0))   # all is saved
     finally: dist.destroy_process_group()
-
-# %% ../nbs/08b_train_torch.ipynb #c7ec17ff
-def _jsonable(v): return asdict(v) if hasattr(v, '__dataclass_fields__') else str(v) if isinstance(v, Path) else v
-
-_RANK_ERRORS = {c.__name__: c for c in (TrainingDiverged, TrainError, DataError, CheckpointUnreadable, ValueError, KeyError,
-                                        FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError,
-                                        NotADirectoryError, OSError)}   # a rank's error comes back as the first of its classes here
-
-def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
-                 nproc:int=2, timeout:float|None=600, out=None, stream:bool=False,
-                 script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
-    ("Run `train(**runs)` in `nproc` local processes under torchrun; rank 0's result ({'world': n, 'runs': [metric rows "
-     "of each run]}). Raise if any process fails or it times out (an error of the run itself as the ranks met it, "
-     "in one line), `TrainingInterrupted` if a signal stopped it (saying, as in one process, which step it saved).")
-    runs = [{k: _jsonable(v) for k, v in r.items()} for r in (runs if isinstance(runs, list) else [runs])]
-    ckpts = [r.get('output_dir') and Path(r['output_dir'])/'checkpoints' for r in runs]
-    before = [list_checkpoints(c)[-1:] if c else [] for c in ckpts]
-    with tempfile.TemporaryDirectory() as d:
-        f, res = Path(d)/'settings.json', Path(out or Path(d)/'out.json'); f.write_text(json.dumps(runs)); res.unlink(missing_ok=True)
-        def rank_files() -> list:   # what ranks that met an error of the run left (`main`), by rank
-            ranks = {p: p.name.removeprefix(res.name + '.rank') for p in res.parent.iterdir()}
-            return sorted((p for p, r in ranks.items() if r.isdigit() and p.name != r), key=lambda p: int(ranks[p]))
-        for p in rank_files(): p.unlink()
-        def said() -> dict:
-            try: return json.loads(res.read_text()) if res.exists() else {}
-            except ValueError: return {}   # cut short while rank 0 wrote it
-        def raise_error(cause=None):   # the lowest rank's error, as the first of its classes `_RANK_ERRORS` has
-            for p in rank_files():
-                with contextlib.suppress(OSError, ValueError): e = json.loads(p.read_text()); break
-            else: return
-            kind = next((_RANK_ERRORS[k] for k in e['kinds'] if k in _RANK_ERRORS), TrainError)
-            raise kind(e['error']) from cause
-        try: launch([f, '--out', res, *args], nproc, module='felafax_lit.train_torch', script=script, timeout=timeout,
-                    stream=stream)
-        except (RuntimeError, TimeoutError) as e:   # torchrun failed: a rank's own error says why, where one was left
-            raise_error(e); raise
-        except TrainingInterrupted as e:
-            s = said()
-            if 'runs' in s:   # every run had ended: the signal stopped nothing (as in one process)
-                print("every run had already ended: nothing was stopped", file=sys.stderr); return s
-            if 'interrupted' in s: raise TrainingInterrupted(s['interrupted'], e.signal, s['step']) from None
-            i = s.get('run', 0)   # outside the steps: loading (or importing), or exporting
-            raise interrupted_outside_steps(e.signal, ckpts[i], before[i], 'exporting' if s.get('exporting') else None) from None
-        raise_error(); return said()

@@ -16,7 +16,7 @@ from .core import (TrainError, check_settings, list_checkpoints,
 from .core import CollapseGuard, collapse_error, CheckpointUnreadable, read_meta, check_resume, run_identity
 from .core import output_lock, earlier_run, LoRAConfig, check_context, checkpoint_entries, writable_dir
 from .core import LlamaConfig, dataset_identity, train_flops_per_token, peak_flops, speed_metrics, speed_text
-from .data import Loader, TokenDataset, build_rows
+from .data import Loader, TokenDataset, build_rows, DataError
 
 # %% auto #0
 __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'REMATS', 'LOG_TO', 'TORCH_ONLY', 'AUTO_REMAT',
@@ -24,7 +24,7 @@ __all__ = ['TRAIN_TYPES', 'BACKEND_TRAIN_TYPES', 'SCHEDULERS', 'PRECISIONS', 'RE
            'host_memory', 'activation_bytes', 'check_backend', 'warmup_steps', 'lr_schedule', 'lr_at', 'check_warmup',
            'TrainerBase', 'check_output_dir', 'signal_handlers', 'StopRequest', 'interrupted_outside_steps',
            'check_trainer_args', 'check_dataset', 'free_port', 'thp_mode', 'hugepage_env', 'launch', 'run_fresh',
-           'message', 'first_line', 'show_warning']
+           'launch_train', 'message', 'first_line', 'show_warning']
 
 # %% ../nbs/08_training.ipynb #8880cd36
 TRAIN_TYPES = ('full', 'lora', 'qlora', 'hqq_lora')   # hqq_lora: HQQ 4-bit base, PyTorch only
@@ -558,6 +558,50 @@ def run_fresh(module:str, fn:str, *args, timeout:float=1800) -> Any:
         raise RuntimeError(f"{module}.{fn}{tuple(args)} failed in its process ({r.returncode}):\n"
                            f"{r.stderr[-3000:]}")
     return json.loads(res[-1][7:])
+
+# %% ../nbs/08_training.ipynb #lt000002
+def _jsonable(v): return asdict(v) if hasattr(v, '__dataclass_fields__') else str(v) if isinstance(v, Path) else v
+
+_RANK_ERRORS = {c.__name__: c for c in (TrainingDiverged, TrainError, DataError, CheckpointUnreadable, ValueError, KeyError,
+                                        FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError,
+                                        NotADirectoryError, OSError)}   # a rank's error comes back as the first of its classes here
+
+def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
+                 nproc:int=2, timeout:float|None=600, out=None, stream:bool=False,
+                 script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
+    ("Run `train(**runs)` in `nproc` local processes under torchrun; rank 0's result ({'world': n, 'runs': [metric rows "
+     "of each run]}). Raise if any process fails or it times out (an error of the run itself as the ranks met it, "
+     "in one line), `TrainingInterrupted` if a signal stopped it (saying, as in one process, which step it saved).")
+    runs = [{k: _jsonable(v) for k, v in r.items()} for r in (runs if isinstance(runs, list) else [runs])]
+    ckpts = [r.get('output_dir') and Path(r['output_dir'])/'checkpoints' for r in runs]
+    before = [list_checkpoints(c)[-1:] if c else [] for c in ckpts]
+    with tempfile.TemporaryDirectory() as d:
+        f, res = Path(d)/'settings.json', Path(out or Path(d)/'out.json'); f.write_text(json.dumps(runs)); res.unlink(missing_ok=True)
+        def rank_files() -> list:   # what ranks that met an error of the run left (`main`), by rank
+            ranks = {p: p.name.removeprefix(res.name + '.rank') for p in res.parent.iterdir()}
+            return sorted((p for p, r in ranks.items() if r.isdigit() and p.name != r), key=lambda p: int(ranks[p]))
+        for p in rank_files(): p.unlink()
+        def said() -> dict:
+            try: return json.loads(res.read_text()) if res.exists() else {}
+            except ValueError: return {}   # cut short while rank 0 wrote it
+        def raise_error(cause=None):   # the lowest rank's error, as the first of its classes `_RANK_ERRORS` has
+            for p in rank_files():
+                with contextlib.suppress(OSError, ValueError): e = json.loads(p.read_text()); break
+            else: return
+            kind = next((_RANK_ERRORS[k] for k in e['kinds'] if k in _RANK_ERRORS), TrainError)
+            raise kind(e['error']) from cause
+        try: launch([f, '--out', res, *args], nproc, module='felafax_lit.train_torch', script=script, timeout=timeout,
+                    stream=stream)
+        except (RuntimeError, TimeoutError) as e:   # torchrun failed: a rank's own error says why, where one was left
+            raise_error(e); raise
+        except TrainingInterrupted as e:
+            s = said()
+            if 'runs' in s:   # every run had ended: the signal stopped nothing (as in one process)
+                print("every run had already ended: nothing was stopped", file=sys.stderr); return s
+            if 'interrupted' in s: raise TrainingInterrupted(s['interrupted'], e.signal, s['step']) from None
+            i = s.get('run', 0)   # outside the steps: loading (or importing), or exporting
+            raise interrupted_outside_steps(e.signal, ckpts[i], before[i], 'exporting' if s.get('exporting') else None) from None
+        raise_error(); return said()
 
 # %% ../nbs/08_training.ipynb #ol000002
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
