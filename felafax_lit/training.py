@@ -566,10 +566,10 @@ _RANK_ERRORS = {c.__name__: c for c in (TrainingDiverged, TrainError, DataError,
                                         FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError,
                                         NotADirectoryError, OSError)}   # a rank's error comes back as the first of its classes here
 
-def launch_train(runs:dict|list, # keyword arguments of `train` (or a list of them); dataclasses and paths allowed
+def launch_train(runs:dict|list, # keyword arguments of `train_torch.train` (or a list of them); dataclasses and paths allowed
                  nproc:int=2, timeout:float|None=600, out=None, stream:bool=False,
                  script=None, args:list=()): # another worker script (see `training.launch`) and its extra arguments
-    ("Run `train(**runs)` in `nproc` local processes under torchrun; rank 0's result ({'world': n, 'runs': [metric rows "
+    ("Run `train_torch.train(**runs)` in `nproc` local processes under torchrun; rank 0's result ({'world': n, 'runs': [metric rows "
      "of each run]}). Raise if any process fails or it times out (an error of the run itself as the ranks met it, "
      "in one line), `TrainingInterrupted` if a signal stopped it (saying, as in one process, which step it saved).")
     runs = [{k: _jsonable(v) for k, v in r.items()} for r in (runs if isinstance(runs, list) else [runs])]
