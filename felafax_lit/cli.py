@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_cli.ipynb #6886cf41
 from __future__ import annotations
-import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, time, types, warnings
+import argparse, contextlib, functools, importlib.util, json, os, re, shlex, signal, sys, tempfile, time, types, warnings
 from pathlib import Path
 import numpy as np
 from . import __version__
@@ -371,14 +371,16 @@ def _train_under_torchrun(args) -> dict:
     "`felafax_lit train --backend torch --nproc N`: `train_torch.train` in N processes under torchrun (FSDP2)."
     from felafax_lit.training import launch_train   # this process loads no PyTorch: its ranks do
     check_backend(args); model = Path(args.model) if args.model else real_model_dir()
-    with warnings.catch_warnings():   # bad data ends here in one line, before N processes each load the model;
-        warnings.simplefilter('ignore'); load_data(args, tokenizer(model))   # its warnings are rank 0's to say
-    kw = dict(model_dir=model, dataset=args.dataset, output_dir=args.output_dir, tc=train_config(args),
-              lora=lora_config(args), dataset_format=args.dataset_format, eval_size=args.eval_size,
-              dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
-              allow_changes=allowed_changes(args), export=args.save_model,
-              hf=hf_options(args))
-    launch_train(kw, args.nproc, timeout=None, stream=True)   # as long as it takes; stopped by a signal, it says what was saved
+    with tempfile.TemporaryDirectory(prefix='felafax_data_') as d:   # read and tokenized once, here: the ranks map it
+        train, held, _ = load_data(args, tokenizer(model))   # bad data ends here, before N processes each load the model
+        tokenized = {'train': str(train.save(Path(d)/'train')), 'held': held and str(held.save(Path(d)/'held'))}
+        del train, held
+        kw = dict(model_dir=model, dataset=args.dataset, output_dir=args.output_dir, tc=train_config(args),
+                  lora=lora_config(args), dataset_format=args.dataset_format, eval_size=args.eval_size,
+                  dataset_size=args.dataset_size, on_bad_row=args.on_bad_row, resume=args.resume,
+                  allow_changes=allowed_changes(args), export=args.save_model,
+                  hf=hf_options(args), tokenized=tokenized)
+        launch_train(kw, args.nproc, timeout=None, stream=True)   # as long as it takes; stopped by a signal, it says what was saved
     out = Path(args.output_dir)
     paths = {k: out/k for k in ('adapter', 'merged') if args.save_model and (out/k).exists()}
     for k, v in paths.items(): print(f"{k}: {v}")

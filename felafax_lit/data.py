@@ -21,10 +21,10 @@ __all__ = ['ALPACA_PROMPT', 'ALPACA_PROMPT_NO_INPUT', 'CHAT_ROLES', 'ENCODERS', 
            'FILE_SUFFIXES', 'ASSISTANT', 'HF_NAMES', 'ROW_FIELDS', 'SEED_TASKS', 'DataError', 'BadRows',
            'iter_json_rows', 'read_json_rows', 'iter_text_rows', 'read_text_rows', 'alpaca_prompt', 'BadRow', 'renamed',
            'encode_alpaca', 'encode_chat', 'encode_text', 'encode_completion', 'row_format', 'PromptTooLong', 'fit',
-           'Places', 'Ragged', 'TokenDataset', 'tokenize_rows', 'read_dataset', 'pack_groups', 'fill_rows',
-           'build_rows', 'padding_fraction', 'trim_padding', 'packed_attention_mask', 'Loader', 'make_task_dataset',
-           'exact_match', 'is_hf_dataset', 'hub_reachable', 'load_hf_dataset', 'hf_rows', 'read_hf_dataset',
-           'parse_columns', 'is_task', 'check_dataset_options', 'load_datasets', 'seed_tasks_path']
+           'Places', 'Ragged', 'TokenDataset', 'tokenize_rows', 'read_dataset', 'load_tokenized', 'pack_groups',
+           'fill_rows', 'build_rows', 'padding_fraction', 'trim_padding', 'packed_attention_mask', 'Loader',
+           'make_task_dataset', 'exact_match', 'is_hf_dataset', 'hub_reachable', 'load_hf_dataset', 'hf_rows',
+           'read_hf_dataset', 'parse_columns', 'is_task', 'check_dataset_options', 'load_datasets', 'seed_tasks_path']
 
 # %% ../nbs/07_data.ipynb #17f62aa1
 class DataError(ValueError):
@@ -469,6 +469,28 @@ def split(self:TokenDataset, frac:float, seed:int=0) -> tuple:
     "(train, held_out): `frac` of the source rows (at least one) held out, chosen by `seed`."
     perm = np.random.default_rng(seed).permutation(len(self.where)); k = max(1, round(frac * len(self.where)))
     return self.subset(perm[k:]), self.subset(perm[:k])
+
+# %% ../nbs/07_data.ipynb #tk000002
+_TOKEN_ARRAYS = ('tokens', 'masks', 'offsets', 'src')
+
+@patch
+def save(self:TokenDataset, path) -> Path:
+    "Write the dataset to folder `path` (made if missing): `.npy` arrays, and `rest.json` (places, cut and skipped rows)."
+    p = Path(path); p.mkdir(parents=True, exist_ok=True); w = self.where
+    for k in _TOKEN_ARRAYS: np.save(p/f'{k}.npy', getattr(self, k))
+    np.save(p/'where_kind.npy', np.frombuffer(w._kind, np.int32)); np.save(p/'where_num.npy', np.frombuffer(w._num, np.int64))
+    (p/'rest.json').write_text(json.dumps({'prefixes': w.prefixes, 'n_truncated': self.n_truncated,
+                                           'skipped': [list(s) for s in self.skipped]}))
+    return p
+
+def load_tokenized(path) -> TokenDataset:
+    "The `TokenDataset` that `TokenDataset.save` wrote to folder `path`, its arrays memory-mapped (read-only)."
+    p = Path(path); rest = json.loads((p/'rest.json').read_text())
+    w = Places(); w.prefixes = rest['prefixes']; w._ix = {q: i for i, q in enumerate(w.prefixes)}
+    w._kind.frombytes(np.load(p/'where_kind.npy').astype(np.int32).tobytes())
+    w._num.frombytes(np.load(p/'where_num.npy').astype(np.int64).tobytes())
+    return TokenDataset(*(np.load(p/f'{k}.npy', mmap_mode='r') for k in _TOKEN_ARRAYS), w, rest['n_truncated'],
+                        [tuple(s) for s in rest['skipped']])
 
 # %% ../nbs/07_data.ipynb #c3992fde
 def pack_groups(sizes:list, T:int, pack:bool=True) -> list:

@@ -28,7 +28,7 @@ from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, St
 from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning, message
 from .training import check_output_dir, launch_train   # launch_train: defined in training, importable from here too
 from .core import list_checkpoints
-from .data import Loader, packed_attention_mask, load_datasets, trim_padding, DataError
+from .data import Loader, packed_attention_mask, load_datasets, trim_padding, DataError, load_tokenized
 from .quant_torch import load_quantized, empty_model, _place, _finish, check_device
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
                               eval_mode)
@@ -562,14 +562,17 @@ def train(model_dir, # HF model directory (weights, config.json, tokenizer)
           progress:bool=True,
           hf:dict|None=None, # HF `datasets` options: split, config, columns
           on_export=None, # called before the exports are written (the torchrun worker notes it)
+          tokenized:dict|None=None, # {'train': folder, 'held': folder or None} of `dataset` as already read and
+                                    # tokenized (`TokenDataset.save`): mapped instead of read again
          ) -> Trainer:
     "Read `dataset` with the model's tokenizer, train, and export; in one process, or in each process under torchrun."
     tc = tc if isinstance(tc, TrainConfig) else TrainConfig.from_dict(tc)
     lora = LoRAConfig(**lora) if isinstance(lora, dict) else lora
     check_output_dir(output_dir)   # before the data are read; made by `fit`
-    ds, held, _ = load_datasets(dataset, load_tokenizer(model_dir), tc.context_length, dataset_format,
-                                eval_size, dataset_size, tc.seed, on_bad_row,
-                                tc.batch_size * tc.gradient_accumulation_steps, tc.pack, hf)
+    if tokenized: ds, held = (tokenized.get(k) and load_tokenized(tokenized[k]) for k in ('train', 'held'))
+    else: ds, held, _ = load_datasets(dataset, load_tokenizer(model_dir), tc.context_length, dataset_format,
+                                      eval_size, dataset_size, tc.seed, on_bad_row,
+                                      tc.batch_size * tc.gradient_accumulation_steps, tc.pack, hf)
     tr = Trainer(model_dir, tc, lora, output_dir)
     tr.fit(ds, held, resume=resume, until=until, progress=progress, allow_changes=tuple(allow_changes))
     if export and output_dir is not None and until is None:
