@@ -299,12 +299,19 @@ class Places(Sequence):
         p, n = (head, int(tail)) if number else (where, -1)
         if (k := self._ix.get(p)) is None: k = self._ix[p] = len(self.prefixes); self.prefixes.append(p)
         self._kind.append(k); self._num.append(n)
+    @classmethod
+    def from_arrays(cls, prefixes:list, kind, num) -> Places:
+        "Places whose row i is `prefixes[kind[i]]` with number `num[i]` (-1: none), as `arrays` gives them."
+        out = cls(); out.prefixes = list(prefixes); out._ix = {p: i for i, p in enumerate(out.prefixes)}
+        out._kind.frombytes(np.asarray(kind, np.int32).tobytes()); out._num.frombytes(np.asarray(num, np.int64).tobytes())
+        return out
+    @property
+    def arrays(self) -> tuple:
+        "(kind, num): each row's prefix index (int32) and number (int64), as NumPy views."
+        return np.frombuffer(self._kind, np.int32), np.frombuffer(self._num, np.int64)
     def take(self, idx) -> Places:
         "The places at indices `idx`, as `Places`."
-        out = Places(); out.prefixes, out._ix = list(self.prefixes), dict(self._ix)
-        idx = np.asarray(idx, np.int64)
-        out._kind.frombytes(np.frombuffer(self._kind, np.int32)[idx].tobytes())
-        out._num.frombytes(np.frombuffer(self._num, np.int64)[idx].tobytes()); return out
+        idx = np.asarray(idx, np.int64); return Places.from_arrays(self.prefixes, *(a[idx] for a in self.arrays))
     def __len__(self): return len(self._kind)
     def __getitem__(self, i):
         if isinstance(i, slice): return [self[j] for j in range(*i.indices(len(self)))]
@@ -476,19 +483,17 @@ _TOKEN_ARRAYS = ('tokens', 'masks', 'offsets', 'src')
 @patch
 def save(self:TokenDataset, path) -> Path:
     "Write the dataset to folder `path` (made if missing): `.npy` arrays, and `rest.json` (places, cut and skipped rows)."
-    p = Path(path); p.mkdir(parents=True, exist_ok=True); w = self.where
+    p = Path(path); p.mkdir(parents=True, exist_ok=True)
     for k in _TOKEN_ARRAYS: np.save(p/f'{k}.npy', getattr(self, k))
-    np.save(p/'where_kind.npy', np.frombuffer(w._kind, np.int32)); np.save(p/'where_num.npy', np.frombuffer(w._num, np.int64))
-    (p/'rest.json').write_text(json.dumps({'prefixes': w.prefixes, 'n_truncated': self.n_truncated,
+    for k, a in zip(('where_kind', 'where_num'), self.where.arrays): np.save(p/f'{k}.npy', a)
+    (p/'rest.json').write_text(json.dumps({'prefixes': self.where.prefixes, 'n_truncated': self.n_truncated,
                                            'skipped': [list(s) for s in self.skipped]}))
     return p
 
 def load_tokenized(path) -> TokenDataset:
     "The `TokenDataset` that `TokenDataset.save` wrote to folder `path`, its arrays memory-mapped (read-only)."
     p = Path(path); rest = json.loads((p/'rest.json').read_text())
-    w = Places(); w.prefixes = rest['prefixes']; w._ix = {q: i for i, q in enumerate(w.prefixes)}
-    w._kind.frombytes(np.load(p/'where_kind.npy').astype(np.int32).tobytes())
-    w._num.frombytes(np.load(p/'where_num.npy').astype(np.int64).tobytes())
+    w = Places.from_arrays(rest['prefixes'], np.load(p/'where_kind.npy'), np.load(p/'where_num.npy'))
     return TokenDataset(*(np.load(p/f'{k}.npy', mmap_mode='r') for k in _TOKEN_ARRAYS), w, rest['n_truncated'],
                         [tuple(s) for s in rest['skipped']])
 

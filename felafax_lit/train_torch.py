@@ -4,7 +4,7 @@
 
 # %% ../nbs/08b_train_torch.ipynb #a3a0b638
 from __future__ import annotations
-import contextlib, ctypes, functools, json, math, os, platform, signal, sys, tempfile, warnings
+import contextlib, ctypes, functools, json, math, os, platform, signal, sys, warnings
 from dataclasses import asdict
 from datetime import timedelta
 from contextlib import contextmanager, nullcontext
@@ -25,10 +25,9 @@ from .core import write_checkpoint, write_adapter, CheckpointUnreadable, checkpo
 from .core import load_state_file, check_settings, CheckpointUnreadable
 import bitsandbytes as bnb   # after felafax_lit.core, which quiets its hub-kernel notice
 from .training import TrainConfig, TrainerBase, check_backend, lr_at, launch, StopRequest, TrainingInterrupted
-from .training import interrupted_outside_steps, check_trainer_args, TrainingDiverged, show_warning, message
+from .training import check_trainer_args, show_warning, message
 from .training import check_output_dir, launch_train   # launch_train: defined in training, importable from here too
-from .core import list_checkpoints
-from .data import Loader, packed_attention_mask, load_datasets, trim_padding, DataError, load_tokenized
+from .data import Loader, packed_attention_mask, load_datasets, trim_padding, load_tokenized
 from .quant_torch import load_quantized, empty_model, _place, _finish, check_device
 from .fsdp import (LoRALinear, add_lora, lora_state_dict, apply_activation_checkpointing, shard_model,
                               eval_mode)
