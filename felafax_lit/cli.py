@@ -10,7 +10,7 @@ import numpy as np
 from . import __version__
 from .core import LoRAConfig, LlamaConfig, check_context, LORA_TARGETS_DEFAULT, real_model_dir, check_settings
 from .core import PROJECTIONS, PROJECTION_NAMES, RESUMABLE_CHANGES, RUN_OUTPUTS
-from .core import safetensors_header, checkpoint_identity, check_replaceable, load_tokenizer
+from .core import safetensors_header, check_weights, checkpoint_identity, check_replaceable, load_tokenizer
 from .core import list_checkpoints, read_metrics, output_lock, earlier_run, clear_run, check_not_in_use, EXPORTS
 from .data import (DataError, TASKS, is_task, load_datasets, exact_match, alpaca_prompt,
                               read_json_rows)
@@ -22,10 +22,11 @@ from .training import first_line, show_warning
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIELDS', 'MAX_PLAN_DEVICES', 'COMMANDS',
            'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options', 'train_config', 'lora_config',
            'check_backend', 'as_mesh_option', 'make_trainer', 'save_outputs', 'allowed_changes', 'saying_what_is_saved',
-           'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'prompt_labels', 'cmd_generate',
-           'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model', 'tokenizer',
-           'check_tokenizer', 'check_adapter', 'check_adapter_base', 'check_lora_fit', 'check_outside', 'validate',
-           'demo_defaults', 'given_options', 'check_given', 'sigterm_interrupts', 'main']
+           'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'torch_generate_model',
+           'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
+           'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
+           'check_lora_fit', 'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given',
+           'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -540,11 +541,12 @@ def _jax_completions(args, tok, jobs):
         yield (int(t[0]) for t, _ in stream(model, variables, [ids], n, eos,
                                               args.temperature, args.top_p, args.seed + i))
 
-def _torch_completions(args, tok, jobs):
-    ("Yield, per `(prompt ids, new tokens)` of `jobs`, a generator of new token ids (transformers `generate`, through "
-     "PEFT for an adapter).")
-    import queue, threading, torch
-    from transformers import AutoModelForCausalLM, BitsAndBytesConfig, StoppingCriteria, StoppingCriteriaList
+def torch_generate_model(args):
+    ("The transformers model `generate --backend torch` decodes with: `--model` stored as the adapter trained on it "
+     "(bf16 where `args.base_bf16`), NF4-quantized by bitsandbytes with `--load_in_4bit`, computed in `--precision`, "
+     "through PEFT for `--adapter`; in eval mode.")
+    import torch
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     dtype = torch.bfloat16 if args.precision == 'bf16' else torch.float32; kw = {}
     if args.load_in_4bit:
         kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4',
@@ -557,7 +559,14 @@ def _torch_completions(args, tok, jobs):
         from peft import PeftModel
         from felafax_lit.fsdp import peft_beside_old_torchao   # the torch half, imported only here
         peft_beside_old_torchao(); m = PeftModel.from_pretrained(m, args.adapter)
-    m.eval()
+    return m.eval()
+
+def _torch_completions(args, tok, jobs):
+    ("Yield, per `(prompt ids, new tokens)` of `jobs`, a generator of new token ids (transformers `generate` of "
+     "`torch_generate_model`).")
+    import queue, threading, torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+    m = torch_generate_model(args)
     for i, (p, n) in enumerate(jobs):
         ids, q, done, stop = torch.tensor([p]), queue.Queue(), object(), threading.Event()
         class Stop(StoppingCriteria):   # ends generate after the token under way once the reader is gone (Ctrl-C)
@@ -817,7 +826,6 @@ def check_model(path, context_length:int|None=None) -> LlamaConfig:
     "The config of HF model directory `path`, its weight files checked, and `context_length` against its positions."
     if not (Path(path)/'config.json').exists() and (hint := run_dir_exports(path)):
         raise FileNotFoundError(f"{path} is not an HF model directory (no config.json){hint}")
-    from felafax_lit.conversion import check_weights
     try: c = LlamaConfig.from_pretrained(path)
     except ValueError as e:   # a field's value: name the file
         if str(path) in str(e): raise

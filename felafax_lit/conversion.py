@@ -4,56 +4,24 @@
 
 # %% ../nbs/02_conversion.ipynb #4b64d59e
 from __future__ import annotations
-from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 from safetensors import safe_open
 from safetensors.numpy import save_file
-from .core import LlamaConfig, PROJECTIONS, model_shards, safetensors_header, weight_map, write_hf_dir
+from .core import LlamaConfig, model_shards, write_hf_dir
+from .core import ParamName, name_table, hf_names, layer_shape, check_weights, _skipped   # the table, framework-free
 from .model import Llama
 
 # %% auto #0
-__all__ = ['ST_FLOATS', 'ParamName', 'name_table', 'param_shapes', 'hf_names', 'safetensors_files', 'iter_safetensors',
-           'check_weights', 'iter_params', 'load_hf', 'iter_hf_tensors', 'save_hf', 'to_device', 'load_model']
-
-# %% ../nbs/02_conversion.ipynb #fbf9fe51
-@dataclass(frozen=True)
-class ParamName:
-    "One row of the HF <-> JAX name table."
-    hf:str # HF tensor name; '{i}' stands for the layer index
-    path:tuple # path in the JAX param tree
-    transpose:bool # HF stores the transpose ([out, in])
-    @property
-    def layered(self): return '{i}' in self.hf
-
-# %% ../nbs/02_conversion.ipynb #ce8df67b
-_LAYER = [('input_layernorm', ('attn_norm', 'scale'), False),
-          ('post_attention_layernorm', ('mlp_norm', 'scale'), False)] + \
-         [(f'{p.hf_module}.{p.name}', (p.group, p.name, 'kernel'), True) for p in PROJECTIONS]
-
-def name_table(c:LlamaConfig) -> list[ParamName]:
-    "The HF <-> JAX name table for config `c` (no `lm_head` row when the head is tied)."
-    t = [ParamName('model.embed_tokens.weight', ('embed', 'embedding'), False)]
-    t += [ParamName(f'model.layers.{{i}}.{n}.weight', ('layers',) + p, tr) for n, p, tr in _LAYER]
-    t += [ParamName('model.norm.weight', ('norm', 'scale'), False)]
-    if not c.tie_word_embeddings: t.append(ParamName('lm_head.weight', ('lm_head', 'kernel'), True))
-    return t
+__all__ = ['param_shapes', 'safetensors_files', 'iter_safetensors', 'iter_params', 'load_hf', 'iter_hf_tensors', 'save_hf',
+           'to_device', 'load_model']
 
 # %% ../nbs/02_conversion.ipynb #0b75ad0c
 def param_shapes(c:LlamaConfig) -> dict:
     "`{path: shape}` of the model's parameters, from `jax.eval_shape` (nothing allocated)."
     p = jax.eval_shape(Llama(c).init, jax.random.key(0), jnp.zeros((1, 1), jnp.int32))['params']
     return {tuple(k.key for k in kp): tuple(v.shape) for kp, v in jax.tree_util.tree_leaves_with_path(p)}
-
-def hf_names(c:LlamaConfig) -> dict:
-    "`{hf_name: (row, layer or None, hf_shape)}` for every tensor a checkpoint of `c` must hold."
-    shapes, out = param_shapes(c), {}
-    for r in name_table(c):
-        s = shapes[r.path][1:] if r.layered else shapes[r.path]
-        s = s[::-1] if r.transpose else s
-        for i in (range(c.num_hidden_layers) if r.layered else [None]): out[r.hf.format(i=i)] = (r, i, s)
-    return out
 
 # %% ../nbs/02_conversion.ipynb #05ac2e0b
 def safetensors_files(path:str|Path) -> list[Path]:
@@ -68,44 +36,6 @@ def iter_safetensors(path:str|Path):
     for f in safetensors_files(path):
         with safe_open(f, framework='np') as st:
             for name in st.keys(): yield name, st.get_tensor(name)
-
-# %% ../nbs/02_conversion.ipynb #cw000002
-ST_FLOATS = ('F32', 'BF16', 'F16', 'F64')   # safetensors' float dtypes
-
-def _skipped(n:str, c:LlamaConfig) -> bool:
-    "Tensors a checkpoint may hold that the loaders skip: rotary `inv_freq` buffers, a tied model's stored head."
-    return n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings)
-
-def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
-    ("Check the tensors of HF model directory `path` against its config from the safetensors headers: every tensor "
-     "a Llama of config `c` has (read from `path` if None), no other, each of its shape and a float type.")
-    p = Path(path); c = c or LlamaConfig.from_pretrained(p); names, found = hf_names(c), {}
-    for f in model_shards(p):
-        for n, e in safetensors_header(f)[0].items():
-            if n in found: raise ValueError(f"{p}: tensor {n!r} is in both {found[n][0].name} and {f.name}")
-            found[n] = (f, e)
-    if (p/'model.safetensors.index.json').exists():   # the loaders read each tensor from the file the index names
-        wm = weight_map(p)
-        for n, f in wm.items():
-            if n not in found or found[n][0] != f:
-                raise ValueError(f"{p}: model.safetensors.index.json puts tensor {n!r} in {Path(f).name}, which does "
-                                 f"not hold it" + (f" ({found[n][0].name} does)" if n in found else ''))
-        if unlisted := [n for n in found if n not in wm and not _skipped(n, c)]:
-            raise ValueError(f"{p}: model.safetensors.index.json does not list tensor {unlisted[0]!r} "
-                             f"({found[unlisted[0]][0].name} holds it)")
-    for n, (f, e) in found.items():
-        if _skipped(n, c): continue
-        if n not in names:
-            raise ValueError(f"{p}: tensor {n!r} ({f.name}) is not part of the Llama model its config.json describes "
-                             f"({c.num_hidden_layers} layers)")
-        if tuple(e['shape']) != tuple(names[n][2]):
-            raise ValueError(f"{p}: tensor {n!r} has shape {tuple(e['shape'])}, its config.json gives {tuple(names[n][2])}")
-        if e['dtype'] not in ST_FLOATS:
-            raise ValueError(f"{p}: tensor {n!r} is {e['dtype']}, not a float type ({', '.join(ST_FLOATS)})")
-    if missing := [n for n in names if n not in found]:
-        raise ValueError(f"{p}: missing {len(missing)} tensor(s) its config.json gives: "
-                         f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
-    return c
 
 # %% ../nbs/02_conversion.ipynb #31200f8c
 def iter_params(path:str|Path, c:LlamaConfig|None=None):

@@ -13,14 +13,15 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['ROPE_TYPES', 'HF_DEFAULTS', 'PRESETS', 'TINY_CONFIGS', 'PROJECTIONS', 'PROJECTION_NAMES', 'LORA_TARGETS_DEFAULT',
            'PEAK_BF16_TFLOPS', 'CKPT_PREFIX', 'INT_SETTINGS', 'INT_MAX', 'POSITIVE_SETTINGS', 'NONNEGATIVE_SETTINGS',
-           'CSV_FIELDS', 'METRICS_FIX', 'LOCK_FILE', 'RUN_OUTPUTS', 'EXPORTS', 'RESUMABLE_CHANGES', 'SMOLLM2_WHEEL',
-           'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig', 'preset',
-           'num_params', 'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params', 'FlopCount',
-           'train_flops_per_token', 'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError', 'writable_dir',
-           'list_checkpoints', 'checkpoint_entries', 'check_context', 'check_settings', 'MetricsLog', 'read_metrics',
-           'copy_hf_extras', 'output_lock', 'check_not_in_use', 'earlier_run', 'clear_run', 'check_replaceable',
-           'atomic_dir', 'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir', 'CollapseGuard',
-           'collapse_error', 'weight_map', 'safetensors_header', 'model_shards', 'tensor_files', 'CheckpointUnreadable',
+           'CSV_FIELDS', 'METRICS_FIX', 'LOCK_FILE', 'RUN_OUTPUTS', 'EXPORTS', 'ST_FLOATS', 'RESUMABLE_CHANGES',
+           'SMOLLM2_WHEEL', 'SMOLLM2_GGUF', 'GENERIC_TOKENIZER_CLASSES', 'QUIET_NOTICES', 'RopeScaling', 'LlamaConfig',
+           'preset', 'num_params', 'tiny_config', 'Projection', 'LoRAConfig', 'matmul_params', 'adapter_params',
+           'FlopCount', 'train_flops_per_token', 'peak_flops', 'mfu', 'speed_metrics', 'speed_text', 'TrainError',
+           'writable_dir', 'list_checkpoints', 'checkpoint_entries', 'check_context', 'check_settings', 'MetricsLog',
+           'read_metrics', 'copy_hf_extras', 'output_lock', 'check_not_in_use', 'earlier_run', 'clear_run',
+           'check_replaceable', 'atomic_dir', 'write_checkpoint', 'peft_config', 'write_adapter', 'write_hf_dir',
+           'CollapseGuard', 'collapse_error', 'weight_map', 'safetensors_header', 'model_shards', 'tensor_files',
+           'ParamName', 'name_table', 'layer_shape', 'hf_names', 'check_weights', 'CheckpointUnreadable',
            'meta_problem', 'read_meta', 'load_state_file', 'checkpoint_identity', 'arrays_identity', 'dataset_identity',
            'run_identity', 'check_resume', 'cache_dir', 'gguf_to_hf', 'load_tokenizer', 'cache_lock', 'real_model_dir',
            'real_tokenizer', 'quiet_notices']
@@ -722,6 +723,81 @@ def tensor_files(path) -> dict:
     p = Path(path)
     if (p/'model.safetensors.index.json').exists(): return weight_map(p)
     f = model_shards(p)[0]; return dict.fromkeys(safetensors_header(f)[0], f)
+
+# %% ../nbs/00_core.ipynb #hfn00002
+@dataclass(frozen=True)
+class ParamName:
+    "One row of the HF <-> JAX name table."
+    hf:str # HF tensor name; '{i}' stands for the layer index
+    path:tuple # path in the JAX param tree
+    transpose:bool # HF stores the transpose ([out, in])
+    @property
+    def layered(self): return '{i}' in self.hf
+
+_LAYER = [('input_layernorm', ('attn_norm', 'scale'), False),
+          ('post_attention_layernorm', ('mlp_norm', 'scale'), False)] + \
+         [(f'{p.hf_module}.{p.name}', (p.group, p.name, 'kernel'), True) for p in PROJECTIONS]
+
+def name_table(c:LlamaConfig) -> list[ParamName]:
+    "The HF <-> JAX name table for config `c` (no `lm_head` row when the head is tied)."
+    t = [ParamName('model.embed_tokens.weight', ('embed', 'embedding'), False)]
+    t += [ParamName(f'model.layers.{{i}}.{n}.weight', ('layers',) + p, tr) for n, p, tr in _LAYER]
+    t += [ParamName('model.norm.weight', ('norm', 'scale'), False)]
+    if not c.tie_word_embeddings: t.append(ParamName('lm_head.weight', ('lm_head', 'kernel'), True))
+    return t
+
+def layer_shape(path:tuple, c:LlamaConfig) -> tuple:
+    "The shape in the JAX layout (`[in, out]` kernels; one layer's for a layer row) of the parameter at `path`."
+    if path[-1] == 'scale': return (c.hidden_size,)
+    if path[0] == 'embed': return (c.vocab_size, c.hidden_size)
+    if path[0] == 'lm_head': return (c.hidden_size, c.vocab_size)
+    return next(p for p in PROJECTIONS if p.name == path[-2]).shape(c)
+
+def hf_names(c:LlamaConfig) -> dict:
+    "`{hf_name: (row, layer or None, hf_shape)}` for every tensor a checkpoint of `c` must hold."
+    out = {}
+    for r in name_table(c):
+        s = layer_shape(r.path, c); s = s[::-1] if r.transpose else s
+        for i in (range(c.num_hidden_layers) if r.layered else [None]): out[r.hf.format(i=i)] = (r, i, s)
+    return out
+
+# %% ../nbs/00_core.ipynb #hfn00003
+ST_FLOATS = ('F32', 'BF16', 'F16', 'F64')   # safetensors' float dtypes
+
+def _skipped(n:str, c:LlamaConfig) -> bool:
+    "Tensors a checkpoint may hold that the loaders skip: rotary `inv_freq` buffers, a tied model's stored head."
+    return n.endswith('rotary_emb.inv_freq') or (n == 'lm_head.weight' and c.tie_word_embeddings)
+
+def check_weights(path:str|Path, c:LlamaConfig|None=None) -> LlamaConfig:
+    ("Check the tensors of HF model directory `path` against its config from the safetensors headers: every tensor "
+     "a Llama of config `c` has (read from `path` if None), no other, each of its shape and a float type.")
+    p = Path(path); c = c or LlamaConfig.from_pretrained(p); names, found = hf_names(c), {}
+    for f in model_shards(p):
+        for n, e in safetensors_header(f)[0].items():
+            if n in found: raise ValueError(f"{p}: tensor {n!r} is in both {found[n][0].name} and {f.name}")
+            found[n] = (f, e)
+    if (p/'model.safetensors.index.json').exists():   # the loaders read each tensor from the file the index names
+        wm = weight_map(p)
+        for n, f in wm.items():
+            if n not in found or found[n][0] != f:
+                raise ValueError(f"{p}: model.safetensors.index.json puts tensor {n!r} in {Path(f).name}, which does "
+                                 f"not hold it" + (f" ({found[n][0].name} does)" if n in found else ''))
+        if unlisted := [n for n in found if n not in wm and not _skipped(n, c)]:
+            raise ValueError(f"{p}: model.safetensors.index.json does not list tensor {unlisted[0]!r} "
+                             f"({found[unlisted[0]][0].name} holds it)")
+    for n, (f, e) in found.items():
+        if _skipped(n, c): continue
+        if n not in names:
+            raise ValueError(f"{p}: tensor {n!r} ({f.name}) is not part of the Llama model its config.json describes "
+                             f"({c.num_hidden_layers} layers)")
+        if tuple(e['shape']) != tuple(names[n][2]):
+            raise ValueError(f"{p}: tensor {n!r} has shape {tuple(e['shape'])}, its config.json gives {tuple(names[n][2])}")
+        if e['dtype'] not in ST_FLOATS:
+            raise ValueError(f"{p}: tensor {n!r} is {e['dtype']}, not a float type ({', '.join(ST_FLOATS)})")
+    if missing := [n for n in names if n not in found]:
+        raise ValueError(f"{p}: missing {len(missing)} tensor(s) its config.json gives: "
+                         f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+    return c
 
 # %% ../nbs/00_core.ipynb #8aeaabe5
 RESUMABLE_CHANGES = ('eval_steps', 'save_steps', 'keep_checkpoints', 'log_steps', 'log_to')

@@ -15,7 +15,7 @@ from flax.traverse_util import flatten_dict, unflatten_dict
 from safetensors.numpy import save_file, load_file
 from .core import LlamaConfig, LoRAConfig, write_adapter, PROJECTIONS
 from .model import Dense, Llama, mixed_einsum
-from .conversion import name_table
+from .core import name_table
 
 # %% auto #0
 __all__ = ['lora_update', 'LoRADense', 'lora_model', 'init_lora', 'lora_loss', 'fold_kernel', 'merge_lora', 'unmerge_lora',

@@ -15,7 +15,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, AxisType
 from .core import LlamaConfig, tensor_files, safetensors_header, PROJECTIONS
 from .model import Llama, activation_layout
 from .quant_jax import quantize_nf4, quantize_stacked, quantize_params
-from .conversion import hf_names, param_shapes, check_weights, _nest
+from .core import hf_names, check_weights
+from .conversion import param_shapes, _nest
 
 # %% auto #0
 __all__ = ['AXES', 'FSDP_RULES', 'FSDP_TP_RULES', 'QUANT_TARGETS', 'BATCH_KEYS', 'parse_mesh_spec', 'make_mesh', 'path_str',
@@ -202,7 +203,7 @@ BATCH_KEYS = ('tokens', 'targets', 'positions', 'segment_ids', 'loss_mask')
 
 # %% ../nbs/03_sharding.ipynb #d41047f1
 def _check_names(path, c:LlamaConfig) -> dict:
-    "`{jax path: [(layer, hf name, hf shape, transpose)]}`, after `conversion.check_weights` has checked the files."
+    "`{jax path: [(layer, hf name, hf shape, transpose)]}`, after `core.check_weights` has checked the files."
     check_weights(path, c); rows = {}
     for n, (r, i, s) in hf_names(c).items(): rows.setdefault(r.path, []).append((i, n, s, r.transpose))
     return {p: sorted(v, key=lambda x: -1 if x[0] is None else x[0]) for p, v in rows.items()}
