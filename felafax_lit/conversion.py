@@ -10,7 +10,7 @@ import jax, jax.numpy as jnp
 from safetensors import safe_open
 from safetensors.numpy import save_file
 from .core import LlamaConfig, model_shards, write_hf_dir
-from .core import ParamName, name_table, hf_names, layer_shape, check_weights, _skipped   # the table, framework-free
+from .core import name_table, hf_names, check_weights, _skipped   # the table, framework-free
 from .model import Llama
 
 # %% auto #0
