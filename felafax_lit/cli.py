@@ -23,7 +23,7 @@ __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIEL
            'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options', 'train_config', 'lora_config',
            'check_backend', 'as_mesh_option', 'make_trainer', 'save_outputs', 'allowed_changes', 'saying_what_is_saved',
            'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'torch_generate_model',
-           'prompt_labels', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
+           'prompt_labels', 'settle_base', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
            'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
            'check_lora_fit', 'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given',
            'sigterm_interrupts', 'main']
@@ -613,17 +613,11 @@ def prompt_labels(prompts:list, width:int=70) -> list:
         out.append(s if len(s) <= width else s[:width - 1] + '…')
     return out
 
-def cmd_generate(args) -> list:
-    "`felafax_lit generate`: complete each prompt, printing the text as its tokens arrive; the completions."
-    model = Path(args.model) if args.model else real_model_dir()
-    prompts, tok, c = read_prompts(args), tokenizer(model), LlamaConfig.from_pretrained(model)
-    jobs = prompt_jobs(prompts, tok, c, args.chat, args.max_new_tokens, model)
-    for i, (ids, n) in enumerate(jobs):
-        if n < args.max_new_tokens:
-            print(f"note: prompt {i + 1} is {len(ids)} tokens, which leaves {n} new tokens (not --max_new_tokens "
-                  f"{args.max_new_tokens}) within {model}'s {c.max_position_embeddings} positions", file=sys.stderr)
+def settle_base(args, model) -> None:
+    ("`generate`'s base as the adapter was trained on it: `args.load_in_4bit` where unset (true for a QLoRA adapter) and "
+     "`args.base_bf16` (stored in bf16 for a bf16 run), with a note where that is worth knowing.")
     rec = check_adapter(args.adapter) if args.adapter else {}
-    if args.load_in_4bit is None:   # the base as the adapter was trained on it
+    if args.load_in_4bit is None:
         args.load_in_4bit = rec.get('train_type') == 'qlora'
         if args.load_in_4bit:
             print("note: a QLoRA adapter: the base is NF4-quantized as it loads, as in training "
@@ -633,6 +627,17 @@ def cmd_generate(args) -> list:
               f"LoRA's small changes; to run the fine-tune over a 4-bit base as it trained, give the base as --model and "
               f"--adapter {model.parent/'adapter'}", file=sys.stderr)
     args.base_bf16 = bf16_base(rec)
+
+def cmd_generate(args) -> list:
+    "`felafax_lit generate`: complete each prompt, printing the text as its tokens arrive; the completions."
+    model = Path(args.model) if args.model else real_model_dir()
+    prompts, tok, c = read_prompts(args), tokenizer(model), LlamaConfig.from_pretrained(model)
+    jobs = prompt_jobs(prompts, tok, c, args.chat, args.max_new_tokens, model)
+    for i, (ids, n) in enumerate(jobs):
+        if n < args.max_new_tokens:
+            print(f"note: prompt {i + 1} is {len(ids)} tokens, which leaves {n} new tokens (not --max_new_tokens "
+                  f"{args.max_new_tokens}) within {model}'s {c.max_position_embeddings} positions", file=sys.stderr)
+    settle_base(args, model)
     if args.temperature == 0 and args.top_p < 1:
         print(f"note: --top_p {args.top_p} applies to sampling (--temperature above 0); greedy decoding ignores it",
               file=sys.stderr)
