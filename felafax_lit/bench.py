@@ -23,7 +23,8 @@ __all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'T
            'epoch_worker_fresh', 'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh',
            'dataset_table', 'profile_worker', 'profile_table', 'profile_fresh', 'demo_run', 'demo_table',
            'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans', 'memory_plans', 'goals', 'goals_table',
-           'cpu_details', 'machine_info', 'random_model_dir', 'epoch_table', 'mm_table', 'report', 'main']
+           'cpu_details', 'machine_info', 'random_model_dir', 'epoch_table', 'mm_table', 'report', 'bench_precision',
+           'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -47,6 +48,7 @@ class BenchConfig:
     data:str='seed' # 'seed': the Alpaca seed tasks if found, else synthetic instructions; or a dataset file
     compile:bool=True # our PyTorch systems and torchtune compile their decoder layers (in the untimed warmup steps)
     jax_remat:str='none' # our JAX systems' remat: 'none', as the trainer's 'auto' settles it on a CPU here
+    precision:str='bf16' # every system's compute dtype and its frozen base's: 'fp32' where bf16 is emulated
 
 # %% ../nbs/10_benchmarks.ipynb #6e403e6d
 WORDS = ('apple river stone light paper dream horse ocean table garden music winter silver forest window bread cloud '
@@ -76,8 +78,13 @@ def bench_dataset(tok, context_length:int, data:str='seed') -> TokenDataset:
 # %% ../nbs/10_benchmarks.ipynb #71342610
 LORA_MODULES = list(PROJECTION_NAMES)   # PEFT's target_modules: the seven projections
 
+def _torch_dtype(precision:str):
+    "The torch dtype of `precision` ('bf16' or 'fp32')."
+    import torch
+    return {'bf16': torch.bfloat16, 'fp32': torch.float32}[precision]
+
 def _hqq_quantize(m, group_size:int=64):
-    ("Replace the seven projections of a bf16 HF model by HQQ 4-bit `HQQLinear` "
+    ("Replace the seven projections of an HF model by HQQ 4-bit `HQQLinear` computing in the model's dtype "
      "(what transformers' HqqConfig did before 5.x).")
     import torch
     from hqq.core.quantize import HQQLinear, BaseQuantizeConfig
@@ -85,19 +92,20 @@ def _hqq_quantize(m, group_size:int=64):
     for mod in list(m.modules()):
         for name, ch in list(mod.named_children()):
             if name in LORA_MODULES and isinstance(ch, torch.nn.Linear):
-                setattr(mod, name, HQQLinear(ch, qc, compute_dtype=torch.bfloat16, device='cpu'))
+                setattr(mod, name, HQQLinear(ch, qc, compute_dtype=m.dtype, device='cpu'))
     return m
 
 def _peft_model(md, train_type:str, cfg:BenchConfig):
-    "HF model + PEFT LoRA the usual way: bf16, bitsandbytes NF4 (double quant, bf16 storage), or HQQ 4-bit g64."
+    ("HF model + PEFT LoRA the usual way: bf16 (`cfg.precision`), bitsandbytes NF4 (double quant, stored in that "
+     "dtype), or HQQ 4-bit g64.")
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     from peft import LoraConfig, get_peft_model
     from felafax_lit.fsdp import peft_beside_old_torchao; peft_beside_old_torchao()
     q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,
-                           bnb_4bit_compute_dtype=torch.bfloat16,
-                           bnb_4bit_quant_storage=torch.bfloat16) if train_type == 'qlora' else None
-    m = AutoModelForCausalLM.from_pretrained(md, dtype=torch.bfloat16, quantization_config=q,
+                           bnb_4bit_compute_dtype=(dt := _torch_dtype(cfg.precision)),
+                           bnb_4bit_quant_storage=dt) if train_type == 'qlora' else None
+    m = AutoModelForCausalLM.from_pretrained(md, dtype=_torch_dtype(cfg.precision), quantization_config=q,
                                              **({'device_map': 'cpu'} if q else {}))
     if train_type == 'hqq_lora': m = _hqq_quantize(m)
     return get_peft_model(m, LoraConfig(r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=0.0, target_modules=LORA_MODULES,
@@ -128,7 +136,7 @@ def _ours(framework:str, train_type:str, md, cfg:BenchConfig, ds, **tc_kw):
     "Our trainer of `framework` with the benchmark's settings."
     mod = __import__(f'felafax_lit.train_{framework}', fromlist=['Trainer'])
     tc = TrainConfig(train_type=train_type, batch_size=cfg.batch_size, context_length=cfg.context_length,
-                         precision='bf16', lr=cfg.lr, warmup_steps=0, lr_scheduler='constant', seed=cfg.seed,
+                         precision=cfg.precision, lr=cfg.lr, warmup_steps=0, lr_scheduler='constant', seed=cfg.seed,
                          log_steps=10**6, **tc_kw)
     return mod.Trainer(md, tc, LoRAConfig(rank=cfg.rank, alpha=cfg.alpha))
 
@@ -171,8 +179,8 @@ def _torchtune_nf4(model, tt, block_size:int=64, scaler_block_size:int=64):
     return model
 
 def _torchtune_model(md, train_type:str, cfg:BenchConfig):
-    ("torchtune's LoRA Llama (`lora_llama3_2`) of the HF model in `md`: bf16, HF weights through `hf_to_tune`, "
-     "base frozen; an NF4 base for 'qlora'; decoder layers compiled if `cfg.compile`.")
+    ("torchtune's LoRA Llama (`lora_llama3_2`) of the HF model in `md`: bf16 (`cfg.precision`), HF weights through "
+     "`hf_to_tune`, base frozen; an NF4 base for 'qlora'; decoder layers compiled if `cfg.compile`.")
     import torch
     from safetensors.torch import load_file
     if train_type not in ('lora', 'qlora'):
@@ -185,7 +193,7 @@ def _torchtune_model(md, train_type:str, cfg:BenchConfig):
             'llama3', 1.0, 4.0, 8192):
         raise ValueError(f"torchtune's lora_llama3_2 rescales RoPE only as Llama 3.1 does, not as {rs}")
     dev = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
-    with tt.training.set_default_dtype(torch.bfloat16), dev:   # what the recipe does: its default dtype is bf16
+    with tt.training.set_default_dtype(_torch_dtype(cfg.precision)), dev:   # the recipe's default dtype is bf16
         m = tt.lora_llama3_2(['q_proj', 'k_proj', 'v_proj', 'output_proj'], apply_lora_to_mlp=True,
                              apply_lora_to_output=False, vocab_size=c.vocab_size, num_layers=c.num_hidden_layers,
                              num_heads=c.num_attention_heads, num_kv_heads=c.num_key_value_heads,
@@ -227,19 +235,19 @@ def _peak_rss() -> int:
     "Peak resident memory of this process in bytes."
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
-def _matmul(framework:str, n:int=2048, reps:int=12, bf16_result:bool=False) -> float:
-    ("Median bf16 n x n matmul FLOP rate of `framework` on this machine (JAX: accumulated in float32, the form every "
-     "matmul of the model takes, or with `bf16_result` a bf16 product, which XLA:CPU computes at a quarter to a "
-     "fifth of that rate here).")
+def _matmul(framework:str, n:int=2048, reps:int=12, bf16_result:bool=False, precision:str='bf16') -> float:
+    ("Median bf16 (`precision`) n x n matmul FLOP rate of `framework` on this machine (JAX: accumulated in float32, "
+     "the form every matmul of the model takes, or with `bf16_result` a bf16 product, which XLA:CPU computes at a "
+     "quarter to a fifth of that rate here).")
     ts = []
     if framework == 'torch':
         import torch
-        a, b = torch.randn(n, n, dtype=torch.bfloat16), torch.randn(n, n, dtype=torch.bfloat16); a @ b
+        a, b = (torch.randn(n, n, dtype=_torch_dtype(precision)) for _ in range(2)); a @ b
         for _ in range(reps): t0 = time.perf_counter(); a @ b; ts.append(time.perf_counter() - t0)
     else:
         import jax, jax.numpy as jnp
         f = jax.jit(lambda a, b: jnp.matmul(a, b, preferred_element_type=None if bf16_result else jnp.float32))
-        a = jax.random.normal(jax.random.key(0), (n, n), jnp.bfloat16)
+        a = jax.random.normal(jax.random.key(0), (n, n), {'bf16': jnp.bfloat16, 'fp32': jnp.float32}[precision])
         f(a, a).block_until_ready()
         for _ in range(reps): t0 = time.perf_counter(); f(a, a).block_until_ready(); ts.append(time.perf_counter() - t0)
     return 2 * n**3 / float(np.median(ts))
@@ -255,7 +263,8 @@ def _stepper(system:str, md, cfg:BenchConfig, ds):
 def worker(system:str, cfg:BenchConfig=BenchConfig(), model_dir=None) -> dict:
     "Run one system here; its per-step seconds, tokens and losses, load time and peak RSS."
     if system in CEILINGS:
-        return {'system': system, 'flops': _matmul(system.split('_')[0], bf16_result=system.endswith('_bf16')),
+        return {'system': system, 'flops': _matmul(system.split('_')[0], bf16_result=system.endswith('_bf16'),
+                                         precision=cfg.precision),
                 'peak_rss': _peak_rss()}
     fw, tt, _ = SYSTEMS[system]
     if fw == 'torchtune': _torchtune()   # not installed: say so before loading anything
@@ -798,7 +807,9 @@ def report(res:dict, out) -> str:
               if m.get('child_glibc_tunables') else '.'), '',
            f"batch {cfg.batch_size} x {cfg.context_length}, LoRA r={cfg.rank}, "
            f"{max((r['runs'] for r in rows), default=0)} rounds; "
-           + '; '.join(f"{k} ({CEILINGS[k]}) {v / 1e12:.3f} TFLOP/s" for k, v in ceil.items()),
+           + '; '.join(f"{k} ({CEILINGS[k].replace('bf16', cfg.precision)}) {v / 1e12:.3f} TFLOP/s"
+                       for k, v in ceil.items())
+           + ('' if cfg.precision == 'bf16' else f"; every system in {cfg.precision}"),
            '', '```', table(rows), '```']
     files = ['throughput_memory.png'] if rows and plot_summary(rows, o/'throughput_memory.png') else []
     if res.get('paired'): txt += ['', '```', paired_table(res['paired']), '```']
@@ -814,6 +825,15 @@ def report(res:dict, out) -> str:
 
 # %% ../nbs/10_benchmarks.ipynb #2d3cea5e
 if __name__ == '__main__' and globals().get('__file__'): sys.argv[0] = 'python -m felafax_lit.bench'   # for usage
+
+def bench_precision() -> str:
+    ("The benchmark's precision where none is given: bf16, as the goals were set, or fp32 (saying so) on a CPU without "
+     "bf16 arithmetic (`train_torch.slow_bf16`), where every system's bf16 step would be emulated, 20-60x slower.")
+    from felafax_lit.train_torch import slow_bf16, cpu_bf16_slowdown
+    if not slow_bf16(): return 'bf16'
+    print(f"every system in fp32: this CPU takes {cpu_bf16_slowdown():.0f}x as long for a bf16 matrix product as for "
+          "a float32 one (no bf16 arithmetic)")
+    return 'fp32'
 
 @call_parse
 def main(out:str='bench_results', # output directory
@@ -832,11 +852,14 @@ def main(out:str='bench_results', # output directory
          plans:bool=True, # memory plans of Llama 3.1 8B, 70B, 405B (this flag: skip them)
          paired:int=12, # rounds of interleaved steps per train type in one process (0: none)
          dataset_gb:float=0.0, # also measure the memory of loading a parquet file of this many GB (0: no)
-         jax_remat:str='none'): # our JAX systems' remat ('full' keeps less memory: for large presets)
+         jax_remat:str='none', # our JAX systems' remat ('full' keeps less memory: for large presets)
+         precision:str=''): # every system's compute dtype: bf16 or fp32 (empty: bf16, or fp32 where bf16 is emulated)
     "Run the benchmarks and write results, tables and plots into `out`."
+    if precision not in ('', 'bf16', 'fp32'): raise ValueError(f"--precision {precision!r}: bf16 or fp32")
     o = Path(out); o.mkdir(parents=True, exist_ok=True); has_tt = importlib.util.find_spec('torchtune') is not None
     if not (systems or has_tt): print(f"torchtune is not installed: its systems are left out ({TORCHTUNE_INSTALL})")
-    cfg = BenchConfig(batch_size, context_length, rank, 2.0 * rank, steps, warmup, jax_remat=jax_remat)
+    cfg = BenchConfig(batch_size, context_length, rank, 2.0 * rank, steps, warmup, jax_remat=jax_remat,
+                      precision=precision or bench_precision())
     md = random_model_dir(preset, o/f'random-{preset}') if preset else real_model_dir()
     res = {'machine': machine_info(), 'config': asdict(cfg), 'model_dir': str(md)}
     save = lambda: (o/'results.json').write_text(json.dumps(res, indent=1))

@@ -25,8 +25,8 @@ __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIEL
            'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'torch_generate_model',
            'prompt_labels', 'settle_base', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
            'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
-           'check_lora_fit', 'check_outside', 'validate', 'demo_defaults', 'given_options', 'check_given',
-           'sigterm_interrupts', 'main']
+           'check_lora_fit', 'check_outside', 'validate', 'demo_defaults', 'demo_precision', 'given_options',
+           'check_given', 'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -63,7 +63,8 @@ def _model_args(p, precision:str|None='fp32'): # precision None: the demo's, by 
            "or a comma-separated list of module names, e.g. q_proj,v_proj,lm_head (default: %(default)s)")
     a('--precision', default=precision, choices=('fp32', 'bf16'),
       help="compute dtype; with bf16 the frozen base is stored in bf16, trained weights stay fp32 (default: "
-           + ('%(default)s)' if precision else f"{DEMO_BY_BACKEND['torch']['precision']} with --backend torch, "
+           + ('%(default)s)' if precision else f"{DEMO_BY_BACKEND['torch']['precision']} with --backend torch (fp32 on a CPU "
+                                                "without bf16 arithmetic), "
                                                 f"{DEMO_BY_BACKEND['jax']['precision']} with jax)"))
     a('--use_gradient_checkpointing', type=_bool, default=None,
       help="rematerialise each layer's activations in the backward pass (true/false; default: "
@@ -972,11 +973,22 @@ def demo_defaults(args):
      "`--overwrite` unset: true for a demo that does not `--resume` where its directory holds no run or an earlier "
      "demo's (each demo starts over), else false.")
     for k, v in DEMO_BY_BACKEND[args.backend].items() if args.command == 'demo' else ():
-        if getattr(args, k) is None: setattr(args, k, v)
+        if getattr(args, k) is None: setattr(args, k, demo_precision(args.backend) if k == 'precision' else v)
     if getattr(args, 'overwrite', False) is None:   # not over another run's directory, which holds no demo_results.json
         args.overwrite = (args.command == 'demo' and not args.resume and (earlier_run(args.output_dir) is None or
                                                                           (Path(args.output_dir)/DEMO_RESULTS).is_file()))
     return args
+
+def demo_precision(backend:str) -> str:
+    ("The demo's `--precision` when none is given: `DEMO_BY_BACKEND`'s, except fp32 for a bf16 torch demo on a CPU "
+     "without bf16 arithmetic (`train_torch.slow_bf16`), which it says.")
+    p = DEMO_BY_BACKEND[backend]['precision']
+    if p != 'bf16' or backend != 'torch': return p
+    from felafax_lit.train_torch import slow_bf16, cpu_bf16_slowdown
+    if not slow_bf16(): return p
+    print(f"precision fp32: this CPU takes {cpu_bf16_slowdown():.0f}x as long for a bf16 matrix product as for a "
+          "float32 one (no bf16 arithmetic); --precision bf16 trains in bf16 all the same")
+    return 'fp32'
 
 def given_options(parser, argv:list) -> set:
     ("The options of command line `argv` that it names, each by its whole name (argparse also takes a prefix that "

@@ -4,7 +4,7 @@
 
 # %% ../nbs/08b_train_torch.ipynb #a3a0b638
 from __future__ import annotations
-import contextlib, ctypes, functools, json, math, os, platform, signal, sys, warnings
+import contextlib, ctypes, functools, json, math, os, platform, signal, sys, time, warnings
 from dataclasses import asdict
 from datetime import timedelta
 from contextlib import contextmanager, nullcontext
@@ -35,10 +35,11 @@ from .fsdp import grad_norm, decoder_layer_classes, tune_cpu_matmuls
 
 # %% auto #0
 __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD', 'COMPILED_ATTENTION', 'COMPILED_ATTENTION_BYTES',
-           'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'RANK0_WAIT', 'clip_grads_', 'all_finite',
-           'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks', 'bf16_forward',
-           'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention', 'bf16_attention',
-           'compile_layers', 'build_model', 'rank0_group', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows',
+           'COMPILE_MEMORY_BUDGET', 'COMPILE_CONFIG', 'CPP_WRAPPER', 'SLOW_BF16', 'RANK0_WAIT', 'clip_grads_',
+           'all_finite', 'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks',
+           'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention',
+           'bf16_attention', 'compile_layers', 'cpu_bf16_slowdown', 'bf16_instructions', 'slow_bf16',
+           'check_bf16_speed', 'build_model', 'rank0_group', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows',
            'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
            'merged_tensors', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main']
 
@@ -245,6 +246,40 @@ def compile_layers(model:nn.Module) -> nn.Module:
     model.get_input_embeddings().register_forward_hook(_grad_into_layers)   # one graph for every layer, the first too
     return model
 
+# %% ../nbs/08b_train_torch.ipynb #bf16cpu2
+SLOW_BF16 = 3.0   # bf16 products taking this many times as long as float32 ones: a CPU without bf16 arithmetic
+
+def _best_of(f, n:int) -> float:
+    "The shortest of `n` timed calls of `f`, after one untimed."
+    f(); ts = []
+    for _ in range(n): t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+    return min(ts)
+
+@functools.cache
+def cpu_bf16_slowdown() -> float:
+    ("How many times as long this CPU takes for a bf16 matrix product as for a float32 one (torch's kernels, a "
+     "256x576 by 576x576 product as in a small model's step: the best of two in bf16, then of ten in float32, whose "
+     "threads the bf16 ones woke; measured once per process).")
+    a, b = torch.randn(256, 576), torch.randn(576, 576); a16, b16 = a.bfloat16(), b.bfloat16()
+    return _best_of(lambda: a16 @ b16, 2) / _best_of(lambda: a @ b, 10)
+
+def bf16_instructions() -> bool:
+    "Whether this CPU reports bf16 instructions to torch (AMX tiles or AVX512-BF16; x86 alone reports them)."
+    return torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+
+def slow_bf16(device=None) -> bool:
+    ("Whether bf16 on `device` (default: `default_device()`) is a CPU's without bf16 arithmetic: one without "
+     "`bf16_instructions` where `cpu_bf16_slowdown() >= SLOW_BF16`.")
+    return (torch.device(device or default_device()).type == 'cpu' and not bf16_instructions()
+            and cpu_bf16_slowdown() >= SLOW_BF16)
+
+def check_bf16_speed(precision:str, device=None):
+    "Warn where `precision` is bf16 on a CPU without bf16 arithmetic (`slow_bf16`), naming the ratio."
+    if precision == 'bf16' and slow_bf16(device):
+        warnings.warn(f"this CPU takes {cpu_bf16_slowdown():.0f}x as long for a bf16 matrix product as for a float32 "
+                      "one (it has no bf16 arithmetic: neither AMX tiles nor AVX512-BF16); precision fp32 is faster here",
+                      stacklevel=3)
+
 # %% ../nbs/08b_train_torch.ipynb #d351c41b
 def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
                 shard:bool|None=None, # FSDP2 over the default process group; None: when one is initialised
@@ -259,6 +294,7 @@ def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
     if tc.remat_policy != 'none': apply_activation_checkpointing(model)
     if tc.compile: compile_layers(model)
     if dist.is_initialized() if shard is None else shard: shard_model(model, offload=tc.use_cpu_offload)
+    check_bf16_speed(tc.precision, device)
     if tc.precision == 'bf16' and cpu_prefers_fp32_attention(device or default_device()): use_fp32_attention(model)
     return model.train()
 
