@@ -828,12 +828,9 @@ if __name__ == '__main__' and globals().get('__file__'): sys.argv[0] = 'python -
 
 def bench_precision() -> str:
     ("The benchmark's precision where none is given: bf16, as the goals were set, or fp32 (saying so) on a CPU without "
-     "bf16 arithmetic (`train_torch.slow_bf16`), where every system's bf16 step would be emulated, 20-60x slower.")
-    from felafax_lit.train_torch import slow_bf16, cpu_bf16_slowdown
-    if not slow_bf16(): return 'bf16'
-    print(f"every system in fp32: this CPU takes {cpu_bf16_slowdown():.0f}x as long for a bf16 matrix product as for "
-          "a float32 one (no bf16 arithmetic)")
-    return 'fp32'
+     "bf16 arithmetic (`train_torch.cpu_precision`), where every system's bf16 step would be emulated, 20-60x slower.")
+    from felafax_lit.train_torch import cpu_precision
+    return cpu_precision('bf16', ', for every system')
 
 @call_parse
 def main(out:str='bench_results', # output directory

@@ -981,14 +981,11 @@ def demo_defaults(args):
 
 def demo_precision(backend:str) -> str:
     ("The demo's `--precision` when none is given: `DEMO_BY_BACKEND`'s, except fp32 for a bf16 torch demo on a CPU "
-     "without bf16 arithmetic (`train_torch.slow_bf16`), which it says.")
+     "without bf16 arithmetic (`train_torch.cpu_precision`), which it says.")
     p = DEMO_BY_BACKEND[backend]['precision']
-    if p != 'bf16' or backend != 'torch': return p
-    from felafax_lit.train_torch import slow_bf16, cpu_bf16_slowdown
-    if not slow_bf16(): return p
-    print(f"precision fp32: this CPU takes {cpu_bf16_slowdown():.0f}x as long for a bf16 matrix product as for a "
-          "float32 one (no bf16 arithmetic); --precision bf16 trains in bf16 all the same")
-    return 'fp32'
+    if backend != 'torch': return p   # XLA computes bf16 products at float32's speed on such a CPU
+    from felafax_lit.train_torch import cpu_precision
+    return cpu_precision(p, '; --precision bf16 trains in bf16 all the same')
 
 def given_options(parser, argv:list) -> set:
     ("The options of command line `argv` that it names, each by its whole name (argparse also takes a prefix that "

@@ -39,9 +39,10 @@ __all__ = ['QUANT_OF', 'DTYPES', 'HEAP_TRIM_STEPS', 'FP32_SDPA', 'BF16_FORWARD',
            'all_finite', 'heap_trim', 'model_inputs', 'token_loss_sum', 'default_device', 'query_blocks',
            'bf16_forward', 'sdpa_fp32_op', 'use_fp32_attention', 'cpu_prefers_fp32_attention', 'compiled_attention',
            'bf16_attention', 'compile_layers', 'cpu_bf16_slowdown', 'bf16_instructions', 'slow_bf16',
-           'check_bf16_speed', 'build_model', 'rank0_group', 'on_rank0', 'save_checkpoint', 'Trainer', 'ce_rows',
-           'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head', 'head_loss', 'train', 'dense_weight',
-           'merged_tensors', 'merged_state_dict', 'save_hf_dir', 'hf_model', 'main']
+           'slow_bf16_reason', 'check_bf16_speed', 'cpu_precision', 'build_model', 'rank0_group', 'on_rank0',
+           'save_checkpoint', 'Trainer', 'ce_rows', 'ce_rows_fused', 'LinearCrossEntropy', 'head_on', 'fusable_head',
+           'head_loss', 'train', 'dense_weight', 'merged_tensors', 'merged_state_dict', 'save_hf_dir', 'hf_model',
+           'main']
 
 # %% ../nbs/08b_train_torch.ipynb #b93b1dcc
 QUANT_OF = {'full': None, 'lora': None, 'qlora': 'nf4', 'hqq_lora': 'hqq'}   # base quantization of each train type
@@ -273,12 +274,21 @@ def slow_bf16(device=None) -> bool:
     return (torch.device(device or default_device()).type == 'cpu' and not bf16_instructions()
             and cpu_bf16_slowdown() >= SLOW_BF16)
 
+def slow_bf16_reason() -> str:
+    "Why bf16 is slow on this CPU (`slow_bf16`), in words naming the measured ratio."
+    return (f"this CPU takes {cpu_bf16_slowdown():.0f}x as long for a bf16 matrix product as for a float32 one "
+            "(it has no bf16 arithmetic: neither AMX tiles nor AVX512-BF16)")
+
 def check_bf16_speed(precision:str, device=None):
     "Warn where `precision` is bf16 on a CPU without bf16 arithmetic (`slow_bf16`), naming the ratio."
     if precision == 'bf16' and slow_bf16(device):
-        warnings.warn(f"this CPU takes {cpu_bf16_slowdown():.0f}x as long for a bf16 matrix product as for a float32 "
-                      "one (it has no bf16 arithmetic: neither AMX tiles nor AVX512-BF16); precision fp32 is faster here",
-                      stacklevel=3)
+        warnings.warn(f"{slow_bf16_reason()}; precision fp32 is faster here", stacklevel=3)
+
+def cpu_precision(precision:str, then:str='') -> str:
+    ("`precision` for a default: fp32 instead of bf16 on a CPU without bf16 arithmetic (`slow_bf16`), said in a line "
+     "that ends with `then`.")
+    if precision != 'bf16' or not slow_bf16(): return precision
+    print(f"precision fp32: {slow_bf16_reason()}{then}"); return 'fp32'
 
 # %% ../nbs/08b_train_torch.ipynb #d351c41b
 def build_model(model_dir, tc:TrainConfig, lora:LoRAConfig|None, device=None,
