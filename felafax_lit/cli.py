@@ -22,11 +22,11 @@ from .training import first_line, show_warning
 __all__ = ['LORA_MODULES', 'DEMO', 'DEMO_RESULTS', 'DEMO_BY_BACKEND', 'FLAG_FIELDS', 'MAX_PLAN_DEVICES', 'COMMANDS',
            'lora_targets', 'UsageError', 'build_parser', 'load_data', 'hf_options', 'train_config', 'lora_config',
            'check_backend', 'as_mesh_option', 'make_trainer', 'save_outputs', 'allowed_changes', 'saying_what_is_saved',
-           'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'torch_generate_model',
-           'prompt_labels', 'settle_base', 'cmd_generate', 'cmd_plan', 'exact_match_score', 'plot_losses', 'cmd_demo',
-           'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter', 'check_adapter_base',
-           'check_lora_fit', 'check_outside', 'validate', 'demo_defaults', 'demo_precision', 'given_options',
-           'check_given', 'sigterm_interrupts', 'main']
+           'cmd_train', 'bf16_base', 'cmd_export', 'read_prompts', 'prompt_jobs', 'bf16_speed_note',
+           'torch_generate_model', 'prompt_labels', 'settle_base', 'cmd_generate', 'cmd_plan', 'exact_match_score',
+           'plot_losses', 'cmd_demo', 'run_dir_exports', 'check_model', 'tokenizer', 'check_tokenizer', 'check_adapter',
+           'check_adapter_base', 'check_lora_fit', 'check_outside', 'validate', 'demo_defaults', 'demo_precision',
+           'given_options', 'check_given', 'sigterm_interrupts', 'main']
 
 # %% ../nbs/09_cli.ipynb #4ca8d8a3
 def _bool(s:str) -> bool:
@@ -542,6 +542,12 @@ def _jax_completions(args, tok, jobs):
         yield (int(t[0]) for t, _ in stream(model, variables, [ids], n, eos,
                                               args.temperature, args.top_p, args.seed + i))
 
+def bf16_speed_note(device) -> None:
+    "Say on stderr where bf16 decoding on `device` is slow (`train_torch.slow_bf16`: a CPU without bf16 arithmetic)."
+    from felafax_lit import train_torch   # the PyTorch half, imported only here
+    if train_torch.slow_bf16(device):
+        print(f"note: {train_torch.slow_bf16_reason()}; --precision fp32 decodes faster here", file=sys.stderr)
+
 def torch_generate_model(args):
     ("The transformers model `generate --backend torch` decodes with: `--model` stored as the adapter trained on it "
      "(bf16 where `args.base_bf16`), NF4-quantized by bitsandbytes with `--load_in_4bit`, computed in `--precision`, "
@@ -549,6 +555,7 @@ def torch_generate_model(args):
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
     dtype = torch.bfloat16 if args.precision == 'bf16' else torch.float32; kw = {}
+    if dtype == torch.bfloat16: bf16_speed_note('cpu')
     if args.load_in_4bit:
         kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4',
                                                        bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=dtype)
