@@ -7,12 +7,12 @@ product the benchmark's ceilings (`bench._matmul`) time:
 
 Each product `[tokens, K] @ [K, N]` is timed with the weight as stored (`W`, [K, N]) and transposed (`W^T`, [N, K]
 contracted on its last dimension, as `nn.Linear` stores it); XLA's with a float32 result (what the model's products
-return) and a bf16 one. Prints the median of 10 timed calls after one untimed, in TFLOP/s.
+return) and a bf16 one. Prints the median of 30 timed calls after one untimed, in TFLOP/s.
 """
 import argparse, time
 import numpy as np
 
-def rate(f, args, flops, reps=10) -> float:
+def rate(f, args, flops, reps=30) -> float:
     "Median TFLOP/s of `f(*args)` (`flops` per call)."
     f(*args); ts = []
     for _ in range(reps):
@@ -33,13 +33,21 @@ def main(tokens:int):
                            ('bf16', 'mk,kn->mn', None))}
     print(f"{'product':26s} {'':8s} {'XLA f32 W':>10s} {'XLA f32 W^T':>12s} {'XLA bf16 W':>11s} "
           f"{'torch W':>8s} {'torch W^T':>10s}  TFLOP/s")
+    ins = []
     for m, k, n, what in shapes:
         a = jax.random.normal(jax.random.key(0), (m, k), jnp.bfloat16)
-        b = jax.random.normal(jax.random.key(1), (k, n), jnp.bfloat16); bt = jnp.asarray(b.T)
-        ta, tb = torch.randn(m, k, dtype=torch.bfloat16), torch.randn(k, n, dtype=torch.bfloat16)
-        tbt, fl = tb.t().contiguous(), 2 * m * k * n
-        r = [rate(xla['W'], (a, b), fl), rate(xla['W^T'], (a, bt), fl), rate(xla['bf16'], (a, b), fl),
-             rate(torch.matmul, (ta, tb), fl), rate(lambda x, y: x @ y.t(), (ta, tbt), fl)]
+        b = jax.random.normal(jax.random.key(1), (k, n), jnp.bfloat16)
+        tb = torch.randn(k, n, dtype=torch.bfloat16)
+        ins.append((a, b, jnp.asarray(b.T), torch.randn(m, k, dtype=torch.bfloat16), tb, tb.t().contiguous()))
+    fl = [2 * m * k * n for m, k, n, _ in shapes]
+    # every input made first, then every XLA product, then every torch one, each straight after the one before: on
+    # a 2-core Zen 5 EPYC, XLA's small products timed after a pause (making the next inputs, or a second idle) ran
+    # at about half their rate
+    rx = [[rate(xla['W'], (a, b), f), rate(xla['W^T'], (a, bt), f), rate(xla['bf16'], (a, b), f)]
+          for (a, b, bt, *_), f in zip(ins, fl)]
+    rt = [[rate(torch.matmul, (ta, tb), f), rate(lambda x, y: x @ y.t(), (ta, tbt), f)]
+          for (*_, ta, tb, tbt), f in zip(ins, fl)]
+    for (m, k, n, what), r in zip(shapes, (x + t for x, t in zip(rx, rt))):
         print(f"{f'[{m},{k}] @ [{k},{n}]':26s} {what:8s} {r[0]:10.3f} {r[1]:12.3f} {r[2]:11.3f} {r[3]:8.3f} "
               f"{r[4]:10.3f}", flush=True)
 
