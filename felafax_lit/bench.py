@@ -18,13 +18,13 @@ from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_
 # %% auto #0
 __all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PAIRED', 'PROFILED',
            'PROFILE_KINDS', 'GOAL_DIGITS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset',
-           'hf_labels', 'worker', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table',
+           'hf_labels', 'worker', 'say', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table',
            'paired_worker', 'paired_fresh', 'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker',
            'epoch_worker_fresh', 'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh',
            'dataset_table', 'profile_worker', 'profile_table', 'profile_fresh', 'demo_run', 'demo_table',
            'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans', 'memory_plans', 'goals', 'goals_table',
            'cpu_details', 'machine_info', 'random_model_dir', 'epoch_table', 'mm_table', 'report', 'bench_precision',
-           'main']
+           'run_parts', 'main']
 
 # %% ../nbs/10_benchmarks.ipynb #b5ead9b2
 SYSTEMS = {   # name: (framework, train type, the baseline it is compared with)
@@ -291,6 +291,10 @@ def _fresh_call(fn:str, args:list, cfg:dict, model_dir) -> dict:
     "What `in_fresh_process` runs in the new process: `fn(*args, BenchConfig(**cfg), model_dir)`."
     return globals()[fn](*args, BenchConfig(**cfg), model_dir)
 
+def say(*a):
+    "`print`, flushed: progress lines show as they come, also in a file or a pipe."
+    print(*a, flush=True)
+
 def in_fresh_process(fn:str, *args, cfg:BenchConfig, model_dir=None, timeout:float=1800) -> dict:
     "`bench.<fn>(*args, cfg, model_dir)` in a fresh Python process (`training.run_fresh`); its JSON result."
     md = str(model_dir) if model_dir else None
@@ -303,7 +307,7 @@ def run_worker(system:str, cfg:BenchConfig, model_dir=None, timeout:float=1800) 
 def run_benchmark(systems=None, # names in SYSTEMS (default: all)
                   repeats:int=3, cfg:BenchConfig=BenchConfig(), model_dir=None,
                   out=None, # write the raw results here as JSON (after every worker)
-                  log=print) -> list:
+                  log=say) -> list:
     "Every system and the matmul ceilings in fresh processes, `repeats` rounds in rotating order; the raw results."
     names, results = [*(systems or SYSTEMS), *CEILINGS], []
     for r in range(repeats):
@@ -832,6 +836,17 @@ def bench_precision() -> str:
     from felafax_lit.train_torch import cpu_precision
     return cpu_precision('bf16', ', for every system')
 
+def run_parts(parts:dict, res:dict, save=lambda: None, log=say):
+    ("Run each of `parts` (`{name: (what it measures, fn)}`) in turn into `res[name]`, saying as each starts what it "
+     "measures and when it ends how long it took; a failing part's error goes to `res[name + '_error']` (said in a "
+     "line) and the next still runs; `save()` after each.")
+    for k, (what, fn) in parts.items():
+        t0 = time.time(); log(f"{k}: {what} ...")
+        try: res[k] = fn(); log(f"{k}: done in {time.time() - t0:.0f} s")
+        except Exception as e:
+            res[k + '_error'] = f"{type(e).__name__}: {e}"[-3000:]; log(f"{k} failed: {res[k + '_error']}")
+        save()
+
 @call_parse
 def main(out:str='bench_results', # output directory
          repeats:int=3, # rounds of every system
@@ -862,22 +877,21 @@ def main(out:str='bench_results', # output directory
     save = lambda: (o/'results.json').write_text(json.dumps(res, indent=1))
     names = systems.split(',') if systems else [s for s, v in SYSTEMS.items() if v[0] != 'torchtune' or has_tt]
     res['systems'] = run_benchmark(names, repeats, cfg, md, o/'systems.json'); save()
-    parts = {'profiles': lambda: [profile_fresh(s, cfg, md) for s in PROFILED if s in names],
-             'demo': lambda: [demo_run(o/f'demo_{b}', '--backend', b, *(['--model', md] if preset else []))
-                              for b in ('torch', 'jax')],
-             'epochs': lambda: [
+    parts = {'paired': (f"interleaved steps, {paired} rounds per train type in one process each",
+                        lambda: [paired_fresh(t, paired, cfg, md) for t, ss in PAIRED.items() if set(ss[:2]) <= set(names)]),
+             'profiles': ("where a step's time goes (torch profiler)",
+                          lambda: [profile_fresh(s, cfg, md) for s in PROFILED if s in names]),
+             'demo': ("felafax_lit demo with each backend",
+                      lambda: [demo_run(o/f'demo_{b}', '--backend', b, *(['--model', md] if preset else []))
+                               for b in ('torch', 'jax')]),
+             'epochs': ("an epoch packed (ours) and padded (PEFT), on two datasets", lambda: [
                  epoch_worker_fresh(k, d, BenchConfig(rank=rank, alpha=2.0 * rank, context_length=512), md)
-                 for d, kinds in (('seed', ('packed', 'padded')), ('synthetic', ('padded', 'packed'))) for k in kinds],
-             'curves': lambda: same_init_curves(md), 'plans': memory_plans,
-             'paired': lambda: [paired_fresh(t, paired, cfg, md) for t, ss in PAIRED.items()
-                                if set(ss[:2]) <= set(names)],
-             'dataset': lambda: dataset_memory_fresh(dataset_gb, o, BenchConfig(context_length=512), md)}
-    for k, on in (('paired', paired > 0), ('profiles', profiles), ('demo', demo), ('epochs', epochs),
-                  ('curves', curves), ('plans', plans),
-                  ('dataset', dataset_gb > 0)):
-        if not on: continue
-        try: res[k] = parts[k]()
-        except Exception as e:
-            res[k + '_error'] = f"{type(e).__name__}: {e}"[-3000:]; print(f"{k} failed: {res[k + '_error']}")
-        save()
+                 for d, kinds in (('seed', ('packed', 'padded')), ('synthetic', ('padded', 'packed'))) for k in kinds]),
+             'curves': ("both trainers' loss curves from one adapter", lambda: same_init_curves(md)),
+             'plans': ("memory plans of Llama 3.1 8B, 70B and 405B", memory_plans),
+             'dataset': (f"the memory of loading a {dataset_gb:g} GB parquet file",
+                         lambda: dataset_memory_fresh(dataset_gb, o, BenchConfig(context_length=512), md))}
+    on = {'paired': paired > 0, 'profiles': profiles, 'demo': demo, 'epochs': epochs, 'curves': curves, 'plans': plans,
+          'dataset': dataset_gb > 0}
+    run_parts({k: v for k, v in parts.items() if on[k]}, res, save)
     print(report(res, o))
