@@ -878,7 +878,8 @@ def main(out:str='bench_results', # output directory
     names = systems.split(',') if systems else [s for s, v in SYSTEMS.items() if v[0] != 'torchtune' or has_tt]
     res['systems'] = run_benchmark(names, repeats, cfg, md, o/'systems.json'); save()
     parts = {'paired': (f"interleaved steps, {paired} rounds per train type in one process each",
-                        lambda: [paired_fresh(t, paired, cfg, md) for t, ss in PAIRED.items() if set(ss[:2]) <= set(names)]),
+                        lambda: [paired_fresh(t, paired, cfg, md) for t, ss in PAIRED.items()
+                                 if set(ss[:2]) <= set(names)]),
              'profiles': ("where a step's time goes (torch profiler)",
                           lambda: [profile_fresh(s, cfg, md) for s in PROFILED if s in names]),
              'demo': ("felafax_lit demo with each backend",
