@@ -7,9 +7,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# Highest number first: the later notebooks build on the earlier ones and take longest, so with parallel workers
-# they start first and the workers finish together.
-NBS = sorted((p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith('_')), reverse=True)
+# Longest first, so that with parallel workers (pytest-xdist hands tests out in this order) the long ones start
+# first and the workers finish together: the order of their durations in a CI run on a 2-core machine (08b took
+# 184 s, 00_core 16 s); a notebook not listed goes first. By those durations the earlier order, highest number first,
+# gave the two workers 586 and 640 s of notebooks (the docs build's 57 s included); this one about 613 each.
+SLOWEST_FIRST = ('08b_train_torch', '08a_train_jax', '08c_planner', '09_cli', '10_benchmarks', '11_reliability',
+                 '01_model', '05a_quant_jax', '03_sharding', '04_lora', '00_core', 'index', '02_conversion', '07_data',
+                 '06_fsdp', '05b_quant_torch', '08_training')
+NBS = sorted((p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith('_')),
+             key=lambda p: (SLOWEST_FIRST.index(p.stem) if p.stem in SLOWEST_FIRST else -1, p.name))
 # A notebook still running after this long is stuck (the longest takes about 4 minutes on two busy cores; with the `slow`
 # cells, the kill matrix alone takes about 15): it is stopped, where each of its processes was is shown (a warning in
 # pytest's summary), and it runs once more; stuck twice, it fails. A failing notebook fails at once. One run on record
