@@ -16,11 +16,11 @@ from .training import TrainConfig, run_fresh, hugepage_env
 from .data import Loader, TokenDataset, read_dataset, tokenize_rows, seed_tasks_path, build_rows, trim_padding
 
 # %% auto #0
-__all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'TORCHTUNE_INSTALL', 'PAIRED', 'PROFILED',
-           'PROFILE_KINDS', 'GOAL_DIGITS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions', 'bench_dataset',
-           'hf_labels', 'worker', 'say', 'in_fresh_process', 'run_worker', 'run_benchmark', 'summarize', 'table',
-           'paired_worker', 'paired_fresh', 'paired_ratios', 'paired_table', 'padded_batches', 'epoch_worker',
-           'epoch_worker_fresh', 'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh',
+__all__ = ['SYSTEMS', 'TORCHTUNE_PEERS', 'CEILINGS', 'WORDS', 'LORA_MODULES', 'DTYPE_NAMES', 'TORCHTUNE_INSTALL', 'PAIRED',
+           'PROFILED', 'PROFILE_KINDS', 'GOAL_DIGITS', 'MATRIX_FLAGS', 'BenchConfig', 'synthetic_instructions',
+           'bench_dataset', 'hf_labels', 'worker', 'say', 'in_fresh_process', 'run_worker', 'run_benchmark',
+           'summarize', 'table', 'paired_worker', 'paired_fresh', 'paired_ratios', 'paired_table', 'padded_batches',
+           'epoch_worker', 'epoch_worker_fresh', 'write_parquet', 'peak_anon', 'dataset_memory', 'dataset_memory_fresh',
            'dataset_table', 'profile_worker', 'profile_table', 'profile_fresh', 'demo_run', 'demo_table',
            'same_init_curves', 'plot_summary', 'plot_curves', 'plot_plans', 'memory_plans', 'goals', 'goals_table',
            'cpu_details', 'machine_info', 'random_model_dir', 'epoch_table', 'mm_table', 'report', 'bench_precision',
@@ -78,10 +78,12 @@ def bench_dataset(tok, context_length:int, data:str='seed') -> TokenDataset:
 # %% ../nbs/10_benchmarks.ipynb #71342610
 LORA_MODULES = list(PROJECTION_NAMES)   # PEFT's target_modules: the seven projections
 
+DTYPE_NAMES = {'bf16': 'bfloat16', 'fp32': 'float32'}   # a precision's dtype, named as torch and jax.numpy name it
+
 def _torch_dtype(precision:str):
     "The torch dtype of `precision` ('bf16' or 'fp32')."
     import torch
-    return {'bf16': torch.bfloat16, 'fp32': torch.float32}[precision]
+    return getattr(torch, DTYPE_NAMES[precision])
 
 def _hqq_quantize(m, group_size:int=64):
     ("Replace the seven projections of an HF model by HQQ 4-bit `HQQLinear` computing in the model's dtype "
@@ -247,7 +249,7 @@ def _matmul(framework:str, n:int=2048, reps:int=12, bf16_result:bool=False, prec
     else:
         import jax, jax.numpy as jnp
         f = jax.jit(lambda a, b: jnp.matmul(a, b, preferred_element_type=None if bf16_result else jnp.float32))
-        a = jax.random.normal(jax.random.key(0), (n, n), {'bf16': jnp.bfloat16, 'fp32': jnp.float32}[precision])
+        a = jax.random.normal(jax.random.key(0), (n, n), getattr(jnp, DTYPE_NAMES[precision]))
         f(a, a).block_until_ready()
         for _ in range(reps): t0 = time.perf_counter(); f(a, a).block_until_ready(); ts.append(time.perf_counter() - t0)
     return 2 * n**3 / float(np.median(ts))
